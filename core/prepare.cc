@@ -1,0 +1,158 @@
+#include "core/prepare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <numeric>
+#include <string>
+
+namespace dpq {
+namespace {
+
+std::string Describe(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.17g", value);
+  return text;
+}
+
+}  // namespace
+
+OutputGrid OutputGrid::ForBounds(double lower, double upper) {
+  const double range = upper - lower;
+  const double magnitude =
+      std::max({std::fabs(lower), std::fabs(upper), range});
+  // One ulp of `magnitude`: the spacing of doubles just above it.
+  const double ulp =
+      std::nextafter(magnitude, std::numeric_limits<double>::infinity()) -
+      magnitude;
+  int64_t steps = kMaxGridSteps;
+  while (steps > 1 && range / static_cast<double>(steps) < 4 * ulp) steps /= 2;
+  return OutputGrid(lower, upper, steps);
+}
+
+int64_t OutputGrid::CellOf(double x) const {
+  const double fraction = (x - lower_) / (upper_ - lower_);
+  const double estimate = std::floor(fraction * static_cast<double>(steps_));
+  int64_t cell = estimate > 0 ? static_cast<int64_t>(
+                                    std::min(estimate, double(steps_ - 1)))
+                              : 0;
+  // The estimate rounds independently of ValueAt; settle on ValueAt's side.
+  while (cell > 0 && ValueAt(cell) > x) --cell;
+  while (cell + 1 < steps_ && ValueAt(cell + 1) <= x) ++cell;
+  return cell;
+}
+
+double OutputGrid::ValueAt(int64_t j) const {
+  if (j <= 0) return lower_;
+  if (j >= steps_) return upper_;
+  const double fraction =
+      static_cast<double>(j) / static_cast<double>(steps_);  // exact for 2^k
+  const double value = lower_ + (upper_ - lower_) * fraction;
+  return std::min(std::max(value, lower_), upper_);
+}
+
+Status ValidateBounds(double lower, double upper) {
+  if (!std::isfinite(lower) || !std::isfinite(upper)) {
+    return Status(StatusCode::kInvalidBounds,
+                  "bounds must be finite numbers; got lower = " +
+                      Describe(lower) + ", upper = " + Describe(upper));
+  }
+  if (!(lower < upper)) {
+    return Status(StatusCode::kInvalidBounds,
+                  "lower must be < upper; got lower = " + Describe(lower) +
+                      ", upper = " + Describe(upper));
+  }
+  if (!std::isfinite(upper - lower)) {
+    return Status(StatusCode::kInvalidBounds,
+                  "upper - lower overflows a double; got lower = " +
+                      Describe(lower) + ", upper = " + Describe(upper));
+  }
+  return Status::Ok();
+}
+
+Status ValidateQuantiles(const double* quantiles, size_t count) {
+  if (count == 0) {
+    return Status(StatusCode::kInvalidQuantiles,
+                  "no quantiles requested; give at least one in (0, 1)");
+  }
+  if (count > kMaxQuantiles) {
+    return Status(StatusCode::kTooLarge,
+                  std::to_string(count) + " quantiles requested; at most " +
+                      std::to_string(kMaxQuantiles) + " per release");
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const double q = quantiles[i];
+    if (!(q > 0 && q < 1)) {
+      return Status(StatusCode::kInvalidQuantiles,
+                    "quantiles[" + std::to_string(i) + "] is " + Describe(q) +
+                        "; every quantile must be strictly between 0 and 1");
+    }
+  }
+  return Status::Ok();
+}
+
+Status ValidateRecordCount(size_t count) {
+  if (count > kMaxRecords) {
+    return Status(StatusCode::kTooLarge,
+                  std::to_string(count) + " values; at most " +
+                      std::to_string(kMaxRecords) + " per release");
+  }
+  return Status::Ok();
+}
+
+Status ClampAndSort(double* values, size_t count, double lower, double upper) {
+  for (size_t i = 0; i < count; ++i) {
+    const double x = values[i];
+    if (!std::isfinite(x)) {
+      return Status(StatusCode::kNonFiniteValue,
+                    "value at index " + std::to_string(i) + " is " +
+                        Describe(x) + "; every value must be finite");
+    }
+    values[i] = std::min(std::max(x, lower), upper);
+  }
+  std::sort(values, values + count);
+  return Status::Ok();
+}
+
+void ConvertToCells(double* sorted_values, size_t count,
+                    const OutputGrid& grid) {
+  for (size_t i = 0; i < count; ++i) {
+    sorted_values[i] = static_cast<double>(grid.CellOf(sorted_values[i]));
+  }
+}
+
+int64_t FloorProduct(double q, int64_t n) {
+  const double nd = static_cast<double>(n);
+  const double product = q * nd;
+  double result = std::floor(product);
+  // The rounded product can land on an integer the exact one is just below.
+  if (result == product && std::fma(q, nd, -product) < 0) result -= 1;
+  return static_cast<int64_t>(result);
+}
+
+int64_t TargetRank(double q, int64_t n) {
+  constexpr double kTolerance = 1.0 / 1099511627776.0;  // 2^-40
+  return FloorProduct(std::min(std::max(q + kTolerance, 0.0), 1.0), n);
+}
+
+SortedQuantiles SortDistinctQuantiles(const double* quantiles, size_t count) {
+  SortedQuantiles sorted;
+  sorted.distinct.assign(quantiles, quantiles + count);
+  std::sort(sorted.distinct.begin(), sorted.distinct.end());
+  sorted.distinct.erase(
+      std::unique(sorted.distinct.begin(), sorted.distinct.end()),
+      sorted.distinct.end());
+  sorted.index_of_input.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    sorted.index_of_input[i] = static_cast<size_t>(
+        std::lower_bound(sorted.distinct.begin(), sorted.distinct.end(),
+                         quantiles[i]) -
+        sorted.distinct.begin());
+  }
+  return sorted;
+}
+
+}  // namespace dpq

@@ -1,0 +1,97 @@
+// Input preparation shared by every mechanism: validation, clamping, sorting
+// and the public output grid.
+#ifndef DPQ_CORE_PREPARE_H_
+#define DPQ_CORE_PREPARE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/status.h"
+
+namespace dpq {
+
+// Largest dataset the core accepts. Bounds the counts every mechanism keeps in
+// 32-bit size_t (WASM) and in doubles exactly. Not privacy-relevant.
+constexpr size_t kMaxRecords = size_t{1} << 31;
+// Largest number of quantiles in one release. Not privacy-relevant.
+constexpr size_t kMaxQuantiles = size_t{1} << 20;
+// Most steps an output grid has: keeps every index and every count of
+// indices exact in a double. Not privacy-relevant.
+constexpr int64_t kMaxGridSteps = int64_t{1} << 52;
+
+// Mechanisms release points of a public grid over [lower, upper], never
+// arbitrary doubles. The exponential mechanism then runs over a finite,
+// data-independent output set, so its privacy proof holds exactly in floating
+// point, and the low bits of a release cannot reveal a data point (the failure
+// Mironov 2012 showed for naive floating-point noise). The grid depends only
+// on the public bounds: 2^k steps, as many as doubles can tell apart near the
+// bounds, at most 2^52.
+//
+// Records are mapped to cells: CellOf(x) is the last grid point at or below x,
+// so a grid point j lies above exactly the records with CellOf(x) < j, as a
+// real number v lies above {x < v}.
+class OutputGrid {
+ public:
+  // The grid ForBounds picks: 2^k steps, each at least 4 ulps of the largest
+  // magnitude involved, so ValueAt is strictly increasing.
+  static OutputGrid ForBounds(double lower, double upper);
+  // A grid with an explicit number of steps (tests use small ones).
+  OutputGrid(double lower, double upper, int64_t steps)
+      : lower_(lower), upper_(upper), steps_(steps) {}
+
+  double lower() const { return lower_; }
+  double upper() const { return upper_; }
+  int64_t steps() const { return steps_; }
+
+  // The largest c in [0, steps) with ValueAt(c) <= x, for x in [lower, upper].
+  // Monotone non-decreasing in x, so sorted values give sorted cells.
+  int64_t CellOf(double x) const;
+  // The value of grid point j in [0, steps]: lower at 0, upper at steps,
+  // monotone in j.
+  double ValueAt(int64_t j) const;
+
+ private:
+  double lower_;
+  double upper_;
+  int64_t steps_;
+};
+
+// lower < upper, both finite, and upper - lower finite.
+Status ValidateBounds(double lower, double upper);
+// 1 <= count <= kMaxQuantiles, each finite and strictly inside (0, 1).
+Status ValidateQuantiles(const double* quantiles, size_t count);
+// count <= kMaxRecords.
+Status ValidateRecordCount(size_t count);
+
+// Checks every value is finite (naming the first bad index), clamps values to
+// [lower, upper] and sorts them in place. The buffer is the caller's copy.
+Status ClampAndSort(double* values, size_t count, double lower, double upper);
+
+// Replaces sorted values by their grid cells (as exact integer doubles), in
+// place, so mechanisms read counts of grid points by subtraction.
+void ConvertToCells(double* sorted_values, size_t count, const OutputGrid& grid);
+
+// Exact floor(q * n) for q in [0, 1] (no floating-point rounding across an
+// integer).
+int64_t FloorProduct(double q, int64_t n);
+
+// The rank a mechanism aims at for quantile q in [0, 1] of n records:
+// floor(n * min(1, q + 2^-40)). The 2^-40 absorbs the rounding of decimal
+// quantiles and of AQ's rescaling (relative error ~2^-50), which would
+// otherwise turn 0.32 * 10000 into 3199 deep in the recursion. Privacy-
+// relevant: as n grows by 1 the target grows by 0 or 1 (the factor is <= 1),
+// which keeps the utility's sensitivity at 1.
+int64_t TargetRank(double q, int64_t n);
+
+// The distinct values of `quantiles`, ascending, and for every input position
+// the index of its value among them.
+struct SortedQuantiles {
+  std::vector<double> distinct;
+  std::vector<size_t> index_of_input;
+};
+SortedQuantiles SortDistinctQuantiles(const double* quantiles, size_t count);
+
+}  // namespace dpq
+
+#endif  // DPQ_CORE_PREPARE_H_

@@ -1,0 +1,71 @@
+// Randomness behind one small interface. Mechanisms take a RandomSource&;
+// release code picks SecureRandom unless the caller passed a seed.
+#ifndef DPQ_CORE_RANDOM_H_
+#define DPQ_CORE_RANDOM_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace dpq {
+
+class RandomSource {
+ public:
+  virtual ~RandomSource() = default;
+  // 64 uniformly random bits.
+  virtual uint64_t NextUint64() = 0;
+  // False once the source could not deliver real randomness; a release that
+  // sees this discards its result.
+  virtual bool healthy() const { return true; }
+};
+
+// The operating system's cryptographically secure generator, through
+// getentropy(): the kernel natively, crypto.getRandomValues under Emscripten
+// (wasm/entropy.js). Buffered, 256 bytes per call.
+class SecureRandom final : public RandomSource {
+ public:
+  SecureRandom();
+  uint64_t NextUint64() override;
+  bool healthy() const override { return healthy_; }
+
+ private:
+  void Refill();
+  std::array<uint8_t, 256> buffer_{};
+  size_t position_;
+  bool healthy_ = true;
+};
+
+// ChaCha20 (RFC 8439) keyed by a 64-bit seed: reproducible, for tests and
+// experiments only. A seeded release is NOT private: anyone who knows or
+// guesses the seed can undo the noise.
+class SeededRandom final : public RandomSource {
+ public:
+  explicit SeededRandom(uint64_t seed);
+  uint64_t NextUint64() override;
+
+  // The ChaCha20 block function on (key, 64-bit block counter, nonce);
+  // exposed for the RFC 8439 test vector.
+  static std::array<uint32_t, 16> Block(const std::array<uint32_t, 8>& key,
+                                        uint32_t counter,
+                                        const std::array<uint32_t, 3>& nonce);
+
+ private:
+  std::array<uint32_t, 8> key_{};
+  std::array<uint32_t, 16> block_{};
+  uint64_t counter_ = 0;
+  size_t word_ = 16;
+};
+
+// Uniform double in [0, 1) with 53 random bits.
+double UniformDouble(RandomSource& rng);
+// Uniform double in (0, 1): the 53-bit grid shifted by half a step, so its log
+// is always finite.
+double UniformOpenDouble(RandomSource& rng);
+// Uniform integer in [0, bound), bound >= 1, exact (rejection, no modulo bias).
+uint64_t UniformInteger(RandomSource& rng, uint64_t bound);
+// Standard Gumbel variate, -log(-log(U)) with U in (0, 1).
+double Gumbel(RandomSource& rng);
+
+}  // namespace dpq
+
+#endif  // DPQ_CORE_RANDOM_H_

@@ -1,0 +1,33 @@
+#include "core/status.h"
+
+namespace dpq {
+
+const char* StatusCodeName(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk:
+      return "OK";
+    case StatusCode::kNonFiniteValue:
+      return "NON_FINITE_VALUE";
+    case StatusCode::kInvalidBounds:
+      return "INVALID_BOUNDS";
+    case StatusCode::kInvalidPrivacy:
+      return "INVALID_PRIVACY";
+    case StatusCode::kInvalidQuantiles:
+      return "INVALID_QUANTILES";
+    case StatusCode::kUnknownMethod:
+      return "UNKNOWN_METHOD";
+    case StatusCode::kInvalidOption:
+      return "INVALID_OPTION";
+    case StatusCode::kTooLarge:
+      return "TOO_LARGE";
+    case StatusCode::kInvalidState:
+      return "INVALID_STATE";
+    case StatusCode::kCorruptData:
+      return "CORRUPT_DATA";
+    case StatusCode::kEntropyUnavailable:
+      return "ENTROPY_UNAVAILABLE";
+  }
+  return "UNKNOWN";
+}
+
+}  // namespace dpq

@@ -1,0 +1,172 @@
+#include "core/prepare.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/random.h"
+
+namespace dpq {
+namespace {
+
+const double kNan = std::numeric_limits<double>::quiet_NaN();
+const double kInf = std::numeric_limits<double>::infinity();
+
+TEST(ValidateBoundsTest, RejectsNonFiniteUnorderedAndOverflowingBounds) {
+  EXPECT_TRUE(ValidateBounds(0, 1).ok());
+  EXPECT_TRUE(ValidateBounds(-1e300, 1e300).ok());
+  for (auto [lower, upper] : std::vector<std::pair<double, double>>{
+           {kNan, 1}, {0, kNan}, {-kInf, 1}, {0, kInf}, {1, 1}, {2, 1},
+           {-1.7e308, 1.7e308}}) {
+    const Status status = ValidateBounds(lower, upper);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidBounds) << lower << " " << upper;
+    EXPECT_NE(status.message().find("lower"), std::string::npos);
+  }
+}
+
+TEST(ValidateQuantilesTest, RejectsEmptyOutOfRangeAndTooMany) {
+  const std::vector<double> good = {0.5, 0.1, 0.9, 0.5};
+  EXPECT_TRUE(ValidateQuantiles(good.data(), good.size()).ok());
+  EXPECT_EQ(ValidateQuantiles(nullptr, 0).code(), StatusCode::kInvalidQuantiles);
+  for (double bad : {0.0, 1.0, -0.1, 1.5, kNan, kInf}) {
+    const std::vector<double> quantiles = {0.5, bad};
+    const Status status = ValidateQuantiles(quantiles.data(), 2);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidQuantiles) << bad;
+    EXPECT_NE(status.message().find("quantiles[1]"), std::string::npos);
+  }
+  const std::vector<double> many(kMaxQuantiles + 1, 0.5);
+  EXPECT_EQ(ValidateQuantiles(many.data(), many.size()).code(),
+            StatusCode::kTooLarge);
+}
+
+TEST(ValidateRecordCountTest, RejectsTooManyRecords) {
+  EXPECT_TRUE(ValidateRecordCount(kMaxRecords).ok());
+  EXPECT_EQ(ValidateRecordCount(kMaxRecords + 1).code(), StatusCode::kTooLarge);
+}
+
+TEST(ClampAndSortTest, NamesTheFirstNonFiniteValue) {
+  for (double bad : {kNan, kInf, -kInf}) {
+    std::vector<double> values = {1, 2, bad, 3, kNan};
+    const Status status = ClampAndSort(values.data(), values.size(), 0, 10);
+    EXPECT_EQ(status.code(), StatusCode::kNonFiniteValue);
+    EXPECT_NE(status.message().find("index 2"), std::string::npos)
+        << status.message();
+  }
+}
+
+TEST(ClampAndSortTest, ClampsToTheBoundsAndSorts) {
+  std::vector<double> values = {5, -3, 12, 0, 10, 7};
+  ASSERT_TRUE(ClampAndSort(values.data(), values.size(), 0, 10).ok());
+  EXPECT_EQ(values, (std::vector<double>{0, 0, 5, 7, 10, 10}));
+}
+
+TEST(OutputGridTest, CellsAreMonotoneAndPointsStayInBounds) {
+  const OutputGrid grid = OutputGrid::ForBounds(-3.5, 1e6);
+  SeededRandom rng(5);
+  std::vector<double> values = {-3.5, 1e6, -3.4999999999, 0, 999999.99999};
+  for (int i = 0; i < 10000; ++i) {
+    values.push_back(-3.5 + UniformDouble(rng) * (1e6 + 3.5));
+  }
+  std::sort(values.begin(), values.end());
+  int64_t previous = 0;
+  for (double x : values) {
+    const int64_t cell = grid.CellOf(x);
+    ASSERT_GE(cell, previous);
+    ASSERT_LT(cell, grid.steps());
+    // The cell's left point is at or below x, up to rounding of ValueAt.
+    ASSERT_LE(grid.ValueAt(cell), x + 1e-9);
+    previous = cell;
+  }
+  EXPECT_EQ(grid.CellOf(-3.5), 0);
+  EXPECT_EQ(grid.CellOf(1e6), grid.steps() - 1);
+  EXPECT_EQ(grid.ValueAt(0), -3.5);
+  EXPECT_EQ(grid.ValueAt(grid.steps()), 1e6);
+  double last = -kInf;
+  for (int64_t j = 0; j <= grid.steps(); j += grid.steps() / 1024) {
+    const double value = grid.ValueAt(j);
+    ASSERT_GE(value, last);
+    ASSERT_GE(value, -3.5);
+    ASSERT_LE(value, 1e6);
+    last = value;
+  }
+}
+
+TEST(OutputGridTest, PointsSplitValuesExactlyAsCellsDo) {
+  // x < ValueAt(j) exactly when CellOf(x) < j, on grids fine and coarse.
+  SeededRandom rng(8);
+  for (auto [lower, upper] : std::vector<std::pair<double, double>>{
+           {0, 1}, {-100, 100}, {1e6, 1e6 + 1}, {-1e300, 1e300}, {0, 1e-300},
+           {3, 3.0000000001}}) {
+    const OutputGrid grid = OutputGrid::ForBounds(lower, upper);
+    ASSERT_GE(grid.steps(), 1);
+    for (int i = 0; i < 20000; ++i) {
+      const int64_t j = 1 + static_cast<int64_t>(UniformInteger(
+                                rng, static_cast<uint64_t>(grid.steps() - 1)));
+      ASSERT_LT(grid.ValueAt(j - 1), grid.ValueAt(j)) << lower << " " << j;
+      // Values at, just below and just above the point.
+      const double v = grid.ValueAt(j);
+      for (double x : {v, std::nextafter(v, -INFINITY), std::nextafter(v, INFINITY),
+                       lower + (upper - lower) * UniformDouble(rng)}) {
+        if (x < lower || x > upper) continue;
+        ASSERT_EQ(x < grid.ValueAt(j), grid.CellOf(x) < j)
+            << lower << " " << upper << " x " << x << " j " << j;
+      }
+    }
+  }
+}
+
+TEST(FloorProductTest, IsTheExactFloorOfTheRealProduct) {
+  // (1/3 as a double) * 3 rounds up to 1.0 but is exactly below 1.
+  EXPECT_EQ(std::floor((1.0 / 3.0) * 3.0), 1.0);
+  EXPECT_EQ(FloorProduct(1.0 / 3.0, 3), 0);
+  EXPECT_EQ(FloorProduct(0.5, 10), 5);
+  EXPECT_EQ(FloorProduct(1.0, 7), 7);
+  EXPECT_EQ(FloorProduct(0.0, 7), 0);
+  SeededRandom rng(6);
+  for (int i = 0; i < 100000; ++i) {
+    const double q = UniformDouble(rng);
+    const int64_t n = static_cast<int64_t>(UniformInteger(rng, 1u << 31));
+    const int64_t f = FloorProduct(q, n);
+    const double nd = static_cast<double>(n);
+    // fma rounds once, so the sign of q n - f is exact.
+    ASSERT_GE(std::fma(q, nd, -static_cast<double>(f)), 0.0);
+    ASSERT_LT(std::fma(q, nd, -static_cast<double>(f + 1)), 0.0);
+  }
+}
+
+TEST(TargetRankTest, GrowsByZeroOrOnePerRecord) {
+  // The sensitivity argument of every exponential mechanism rests on this.
+  SeededRandom rng(9);
+  for (int i = 0; i < 2000; ++i) {
+    const double q = i < 10 ? 1.0 - i * 1e-17 : UniformDouble(rng);
+    const int64_t start = static_cast<int64_t>(UniformInteger(rng, 1u << 31));
+    int64_t previous = TargetRank(q, start);
+    for (int64_t n = start + 1; n < start + 200; ++n) {
+      const int64_t target = TargetRank(q, n);
+      ASSERT_TRUE(target == previous || target == previous + 1) << q << " " << n;
+      ASSERT_LE(target, n);
+      previous = target;
+    }
+  }
+}
+
+TEST(TargetRankTest, ReadsDecimalQuantilesAsMeant) {
+  EXPECT_EQ(FloorProduct(0.29, 100), 28);  // 0.29 is stored just below 0.29
+  EXPECT_EQ(TargetRank(0.29, 100), 29);
+  EXPECT_EQ(TargetRank(0.5, 11), 5);
+  EXPECT_EQ(TargetRank(0.999, 1000), 999);
+  EXPECT_EQ(TargetRank(0.3, 7), 2);
+}
+
+TEST(SortDistinctQuantilesTest, DeduplicatesAndMapsBack) {
+  const std::vector<double> quantiles = {0.9, 0.1, 0.5, 0.1};
+  const SortedQuantiles sorted = SortDistinctQuantiles(quantiles.data(), 4);
+  EXPECT_EQ(sorted.distinct, (std::vector<double>{0.1, 0.5, 0.9}));
+  EXPECT_EQ(sorted.index_of_input, (std::vector<size_t>{2, 0, 1, 0}));
+}
+
+}  // namespace
+}  // namespace dpq

@@ -1,0 +1,99 @@
+#include "core/random.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <vector>
+
+#include "tests/cpp/test_util.h"
+
+namespace dpq {
+namespace {
+
+TEST(SeededRandomTest, ChaChaBlockMatchesRfc8439TestVector) {
+  // RFC 8439, section 2.3.2.
+  std::array<uint32_t, 8> key;
+  for (int i = 0; i < 8; ++i) {
+    key[i] = static_cast<uint32_t>(4 * i) | (static_cast<uint32_t>(4 * i + 1) << 8) |
+             (static_cast<uint32_t>(4 * i + 2) << 16) |
+             (static_cast<uint32_t>(4 * i + 3) << 24);
+  }
+  const std::array<uint32_t, 16> block =
+      SeededRandom::Block(key, 1, {0x09000000, 0x4a000000, 0x00000000});
+  const std::array<uint32_t, 16> expected = {
+      0xe4e7f110, 0x15593bd1, 0x1fdd0f50, 0xc47120a3, 0xc7f4d1c7, 0x0368c033,
+      0x9aaa2204, 0x4e6cd4c3, 0x466482d2, 0x09aa9f07, 0x05d7c214, 0xa2028bd9,
+      0xd19c12b5, 0xb94e16de, 0xe883d0cb, 0x4e3c50a2};
+  EXPECT_EQ(block, expected);
+}
+
+TEST(SeededRandomTest, SameSeedSameStreamOtherSeedOtherStream) {
+  SeededRandom a(42), b(42), c(43);
+  for (int i = 0; i < 100; ++i) {
+    const uint64_t x = a.NextUint64();
+    EXPECT_EQ(x, b.NextUint64());
+    EXPECT_NE(x, c.NextUint64());
+  }
+}
+
+TEST(SecureRandomTest, DeliversDistinctValuesAndStaysHealthy) {
+  SecureRandom rng;
+  std::vector<uint64_t> values;
+  for (int i = 0; i < 200; ++i) values.push_back(rng.NextUint64());  // > 1 refill
+  EXPECT_TRUE(rng.healthy());
+  std::sort(values.begin(), values.end());
+  EXPECT_EQ(std::unique(values.begin(), values.end()), values.end());
+}
+
+TEST(UniformTest, DoublesStayInRangeWithTheRightMean) {
+  SeededRandom rng(1);
+  double sum = 0;
+  const int draws = 200000;
+  for (int i = 0; i < draws; ++i) {
+    const double u = UniformDouble(rng);
+    const double v = UniformOpenDouble(rng);
+    ASSERT_GE(u, 0.0);
+    ASSERT_LT(u, 1.0);
+    ASSERT_GT(v, 0.0);
+    ASSERT_LT(v, 1.0);
+    sum += u;
+  }
+  EXPECT_NEAR(sum / draws, 0.5, 0.005);
+}
+
+TEST(UniformTest, IntegersAreUniform) {
+  SeededRandom rng(2);
+  EXPECT_EQ(UniformInteger(rng, 1), 0u);
+  const int bound = 7;
+  const double draws = 70000;
+  std::vector<double> counts(bound, 0);
+  for (int i = 0; i < draws; ++i) {
+    const uint64_t k = UniformInteger(rng, bound);
+    ASSERT_LT(k, static_cast<uint64_t>(bound));
+    counts[k] += 1;
+  }
+  double df;
+  const double statistic = testing::ChiSquare(
+      counts, std::vector<double>(bound, 1.0 / bound), draws, &df);
+  EXPECT_LT(statistic, testing::ChiSquareCritical(df));
+  // A bound above 2^63 exercises the rejection step.
+  const uint64_t huge = (uint64_t{1} << 63) + 12345;
+  for (int i = 0; i < 1000; ++i) ASSERT_LT(UniformInteger(rng, huge), huge);
+}
+
+TEST(UniformTest, GumbelHasEulerMascheroniMean) {
+  SeededRandom rng(3);
+  double sum = 0;
+  const int draws = 200000;
+  for (int i = 0; i < draws; ++i) {
+    const double g = Gumbel(rng);
+    ASSERT_TRUE(std::isfinite(g));
+    sum += g;
+  }
+  EXPECT_NEAR(sum / draws, 0.5772156649, 0.01);
+}
+
+}  // namespace
+}  // namespace dpq

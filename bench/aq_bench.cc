@@ -39,8 +39,8 @@ void BM_AqRelease(benchmark::State& state) {
   std::vector<double> copy, out(m);
   for (auto _ : state) {
     copy = data;
-    auto report = dpq::ReleaseQuantiles(copy.data(), copy.size(), request,
-                                        out.data());
+    auto report =
+        dpq::ReleaseQuantiles(copy.data(), copy.size(), request, out.data());
     benchmark::DoNotOptimize(report.ok());
   }
 }

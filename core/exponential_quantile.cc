@@ -61,8 +61,7 @@ int64_t GapProblem::GapStart(size_t k) const {
 
 size_t GapProblem::GapOf(int64_t point) const {
   const double p = static_cast<double>(point);
-  return static_cast<size_t>(std::lower_bound(cells, cells + count, p) -
-                             cells);
+  return static_cast<size_t>(std::lower_bound(cells, cells + count, p) - cells);
 }
 
 GapProblem MakeGapProblem(const double* cells, size_t count,
@@ -85,8 +84,8 @@ std::vector<double> GapLogProbabilities(const GapProblem& problem,
     const double size = problem.GapSize(k);
     const double distance =
         std::fabs(static_cast<double>(k) - static_cast<double>(problem.target));
-    log_weights[k] = size > 0 ? std::log(size) - epsilon * distance / 2
-                              : kNegativeInfinity;
+    log_weights[k] =
+        size > 0 ? std::log(size) - epsilon * distance / 2 : kNegativeInfinity;
     max_log_weight = std::max(max_log_weight, log_weights[k]);
   }
   double sum = 0;

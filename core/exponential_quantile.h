@@ -6,9 +6,9 @@
 //   u(X, j) = -| #{x in X : cell(x) < j} - TargetRank(q, |X|) |,
 // with TargetRank(q, n) = floor(q n) up to rounding (prepare.h). Adding or
 // removing one record moves the count by 0 or 1 and the target by 0 or 1 in
-// the same direction, so the sensitivity of u is 1 and P(j) proportional to exp(epsilon u / 2) is
-// epsilon-DP (McSherry and Talwar 2007): numerator and normaliser each move
-// by at most a factor exp(epsilon / 2).
+// the same direction, so the sensitivity of u is 1 and P(j) proportional to
+// exp(epsilon u / 2) is epsilon-DP (McSherry and Talwar 2007): numerator and
+// normaliser each move by at most a factor exp(epsilon / 2).
 //
 // All grid points between two consecutive records share one utility, so the
 // mechanism first picks a gap k (k records below it) with probability

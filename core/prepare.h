@@ -70,7 +70,8 @@ Status ClampAndSort(double* values, size_t count, double lower, double upper);
 
 // Replaces sorted values by their grid cells (as exact integer doubles), in
 // place, so mechanisms read counts of grid points by subtraction.
-void ConvertToCells(double* sorted_values, size_t count, const OutputGrid& grid);
+void ConvertToCells(double* sorted_values, size_t count,
+                    const OutputGrid& grid);
 
 // Exact floor(q * n) for q in [0, 1] (no floating-point rounding across an
 // integer).

@@ -8,17 +8,19 @@ namespace {
 
 Status CheckPositiveFinite(const char* name, double value) {
   if (std::isnan(value)) {
-    return Status(StatusCode::kInvalidPrivacy,
-                  std::string(name) + " is NaN; it must be a finite number > 0");
+    return Status(
+        StatusCode::kInvalidPrivacy,
+        std::string(name) + " is NaN; it must be a finite number > 0");
   }
   if (!std::isfinite(value)) {
-    return Status(StatusCode::kInvalidPrivacy,
-                  std::string(name) + " is infinite; it must be finite and > 0");
+    return Status(
+        StatusCode::kInvalidPrivacy,
+        std::string(name) + " is infinite; it must be finite and > 0");
   }
   if (value <= 0) {
-    return Status(StatusCode::kInvalidPrivacy,
-                  std::string(name) + " is " + std::to_string(value) +
-                      "; it must be > 0");
+    return Status(StatusCode::kInvalidPrivacy, std::string(name) + " is " +
+                                                   std::to_string(value) +
+                                                   "; it must be > 0");
   }
   return Status::Ok();
 }

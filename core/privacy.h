@@ -33,8 +33,9 @@ StatusOr<PrivacyBudget> MakePrivacyBudget(std::optional<double> epsilon,
 //  - pure: basic composition, epsilon / parts.
 //  - zCDP: an epsilon-DP exponential mechanism is epsilon-bounded-range, hence
 //    (epsilon^2 / 8)-zCDP (Cesar and Rogers 2021); zCDP composes additively, so
-//    each part gets rho / parts and epsilon = sqrt(8 rho / parts). This is twice
-//    the epsilon of the epsilon^2 / 2 conversion the AQ paper uses (Sec. 3.3).
+//    each part gets rho / parts and epsilon = sqrt(8 rho / parts). This is
+//    twice the epsilon of the epsilon^2 / 2 conversion the AQ paper uses
+//    (Sec. 3.3).
 double ExponentialMechanismEpsilonPerPart(const PrivacyBudget& budget,
                                           int parts);
 

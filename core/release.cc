@@ -30,21 +30,22 @@ std::string JoinNames(const std::vector<std::string>& names) {
   return joined;
 }
 
-Status CheckOptions(const MethodSpec& method,
-                    const std::vector<std::pair<std::string, double>>& options) {
+Status CheckOptions(
+    const MethodSpec& method,
+    const std::vector<std::pair<std::string, double>>& options) {
   for (const auto& option : options) {
     bool known = false;
     for (const std::string& name : method.option_names) {
       known = known || name == option.first;
     }
     if (!known) {
-      return Status(StatusCode::kInvalidOption,
-                    "option '" + option.first + "' does not apply to method '" +
-                        method.name + "'" +
-                        (method.option_names.empty()
-                             ? " (it takes no options)"
-                             : " (it takes " + JoinNames(method.option_names) +
-                                   ")"));
+      return Status(
+          StatusCode::kInvalidOption,
+          "option '" + option.first + "' does not apply to method '" +
+              method.name + "'" +
+              (method.option_names.empty()
+                   ? " (it takes no options)"
+                   : " (it takes " + JoinNames(method.option_names) + ")"));
     }
   }
   return Status::Ok();
@@ -54,9 +55,9 @@ StatusOr<const MethodSpec*> FindMethod(const std::string& name) {
   for (const MethodSpec& method : Methods()) {
     if (name == method.name) return &method;
   }
-  return Status(StatusCode::kUnknownMethod, "unknown method '" + name +
-                                                "'; available: " +
-                                                JoinNames(ReleaseMethods()));
+  return Status(StatusCode::kUnknownMethod,
+                "unknown method '" + name +
+                    "'; available: " + JoinNames(ReleaseMethods()));
 }
 
 }  // namespace
@@ -78,7 +79,8 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
   if (!status.ok()) return status;
   status = ValidateBounds(request.lower, request.upper);
   if (!status.ok()) return status;
-  status = ValidateQuantiles(request.quantiles.data(), request.quantiles.size());
+  status =
+      ValidateQuantiles(request.quantiles.data(), request.quantiles.size());
   if (!status.ok()) return status;
   StatusOr<PrivacyBudget> budget =
       MakePrivacyBudget(request.epsilon, request.rho);

@@ -33,8 +33,8 @@ struct ReleaseRequest {
 struct ReleaseReport {
   std::string method;
   PrivacyBudget spent;
-  int levels = 0;                  // AQ recursion levels
-  double epsilon_per_level = 0;    // epsilon of each exponential mechanism
+  int levels = 0;                // AQ recursion levels
+  double epsilon_per_level = 0;  // epsilon of each exponential mechanism
 };
 
 // The method names ReleaseQuantiles accepts.

@@ -34,16 +34,18 @@ std::vector<double> UniformQuantiles(size_t m) {
 
 // Rank error as in the paper: | #{x < v} - floor(q n) |.
 int64_t RankError(const std::vector<double>& sorted, double q, double v) {
-  const int64_t below = std::lower_bound(sorted.begin(), sorted.end(), v) -
-                        sorted.begin();
-  return std::llabs(below - FloorProduct(q, static_cast<int64_t>(sorted.size())));
+  const int64_t below =
+      std::lower_bound(sorted.begin(), sorted.end(), v) - sorted.begin();
+  return std::llabs(below -
+                    FloorProduct(q, static_cast<int64_t>(sorted.size())));
 }
 
 TEST(AqTest, LargeEpsilonReleasesTheTrueQuantiles) {
   // 10,000 distinct points, eps = 10^4: rank error <= 1 for every quantile.
   SeededRandom rng(21);
   std::vector<double> values;
-  for (int i = 0; i < 10000; ++i) values.push_back(-50 + 100 * UniformDouble(rng));
+  for (int i = 0; i < 10000; ++i)
+    values.push_back(-50 + 100 * UniformDouble(rng));
   std::sort(values.begin(), values.end());
   const OutputGrid grid = OutputGrid::ForBounds(-100, 100);
   std::vector<double> cells = values;
@@ -51,9 +53,9 @@ TEST(AqTest, LargeEpsilonReleasesTheTrueQuantiles) {
   for (size_t m : {1, 2, 3, 10, 99, 1000}) {
     const std::vector<double> quantiles = UniformQuantiles(m);
     const double epsilon_per_level = 1e4 / ApproximateQuantilesLevels(m);
-    const std::vector<int64_t> points = SampleApproximateQuantiles(
-        cells.data(), cells.size(), grid.steps(), quantiles, epsilon_per_level,
-        rng);
+    const std::vector<int64_t> points =
+        SampleApproximateQuantiles(cells.data(), cells.size(), grid.steps(),
+                                   quantiles, epsilon_per_level, rng);
     for (size_t i = 0; i < m; ++i) {
       EXPECT_LE(RankError(values, quantiles[i], grid.ValueAt(points[i])), 1)
           << "m " << m << " q " << quantiles[i];
@@ -161,14 +163,15 @@ TEST(AqTest, SamplerMatchesTheExactJointDistribution) {
   const int draws = 100000;
   std::vector<double> counts(outputs.size(), 0);
   for (int i = 0; i < draws; ++i) {
-    const auto points = SampleApproximateQuantiles(
-        cells.data(), cells.size(), steps, quantiles, 1.2, rng);
+    const auto points = SampleApproximateQuantiles(cells.data(), cells.size(),
+                                                   steps, quantiles, 1.2, rng);
     auto it = index.find(points);
     ASSERT_NE(it, index.end()) << "output is not non-decreasing";
     counts[it->second] += 1;
   }
   double df;
-  const double statistic = testing::ChiSquare(counts, probabilities, draws, &df);
+  const double statistic =
+      testing::ChiSquare(counts, probabilities, draws, &df);
   EXPECT_LT(statistic, testing::ChiSquareCritical(df)) << "df " << df;
 }
 

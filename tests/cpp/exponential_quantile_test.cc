@@ -110,8 +110,10 @@ void CheckPrivacyOnGrid(const std::vector<double>& cell_values, int64_t steps,
           }
           for (int64_t j : points) {
             const size_t ks = small.GapOf(j), kl = large.GapOf(j);
-            const double log_small = small_gaps[ks] - std::log(small.GapSize(ks));
-            const double log_large = large_gaps[kl] - std::log(large.GapSize(kl));
+            const double log_small =
+                small_gaps[ks] - std::log(small.GapSize(ks));
+            const double log_large =
+                large_gaps[kl] - std::log(large.GapSize(kl));
             const double ratio = std::fabs(log_small - log_large);
             ASSERT_LE(ratio, epsilon + 1e-12)
                 << "point " << j << " q " << q << " eps " << epsilon;

@@ -18,11 +18,17 @@ const double kInf = std::numeric_limits<double>::infinity();
 TEST(ValidateBoundsTest, RejectsNonFiniteUnorderedAndOverflowingBounds) {
   EXPECT_TRUE(ValidateBounds(0, 1).ok());
   EXPECT_TRUE(ValidateBounds(-1e300, 1e300).ok());
-  for (auto [lower, upper] : std::vector<std::pair<double, double>>{
-           {kNan, 1}, {0, kNan}, {-kInf, 1}, {0, kInf}, {1, 1}, {2, 1},
-           {-1.7e308, 1.7e308}}) {
+  for (auto [lower, upper] :
+       std::vector<std::pair<double, double>>{{kNan, 1},
+                                              {0, kNan},
+                                              {-kInf, 1},
+                                              {0, kInf},
+                                              {1, 1},
+                                              {2, 1},
+                                              {-1.7e308, 1.7e308}}) {
     const Status status = ValidateBounds(lower, upper);
-    EXPECT_EQ(status.code(), StatusCode::kInvalidBounds) << lower << " " << upper;
+    EXPECT_EQ(status.code(), StatusCode::kInvalidBounds)
+        << lower << " " << upper;
     EXPECT_NE(status.message().find("lower"), std::string::npos);
   }
 }
@@ -30,7 +36,8 @@ TEST(ValidateBoundsTest, RejectsNonFiniteUnorderedAndOverflowingBounds) {
 TEST(ValidateQuantilesTest, RejectsEmptyOutOfRangeAndTooMany) {
   const std::vector<double> good = {0.5, 0.1, 0.9, 0.5};
   EXPECT_TRUE(ValidateQuantiles(good.data(), good.size()).ok());
-  EXPECT_EQ(ValidateQuantiles(nullptr, 0).code(), StatusCode::kInvalidQuantiles);
+  EXPECT_EQ(ValidateQuantiles(nullptr, 0).code(),
+            StatusCode::kInvalidQuantiles);
   for (double bad : {0.0, 1.0, -0.1, 1.5, kNan, kInf}) {
     const std::vector<double> quantiles = {0.5, bad};
     const Status status = ValidateQuantiles(quantiles.data(), 2);
@@ -97,9 +104,13 @@ TEST(OutputGridTest, CellsAreMonotoneAndPointsStayInBounds) {
 TEST(OutputGridTest, PointsSplitValuesExactlyAsCellsDo) {
   // x < ValueAt(j) exactly when CellOf(x) < j, on grids fine and coarse.
   SeededRandom rng(8);
-  for (auto [lower, upper] : std::vector<std::pair<double, double>>{
-           {0, 1}, {-100, 100}, {1e6, 1e6 + 1}, {-1e300, 1e300}, {0, 1e-300},
-           {3, 3.0000000001}}) {
+  for (auto [lower, upper] :
+       std::vector<std::pair<double, double>>{{0, 1},
+                                              {-100, 100},
+                                              {1e6, 1e6 + 1},
+                                              {-1e300, 1e300},
+                                              {0, 1e-300},
+                                              {3, 3.0000000001}}) {
     const OutputGrid grid = OutputGrid::ForBounds(lower, upper);
     ASSERT_GE(grid.steps(), 1);
     for (int i = 0; i < 20000; ++i) {
@@ -108,8 +119,9 @@ TEST(OutputGridTest, PointsSplitValuesExactlyAsCellsDo) {
       ASSERT_LT(grid.ValueAt(j - 1), grid.ValueAt(j)) << lower << " " << j;
       // Values at, just below and just above the point.
       const double v = grid.ValueAt(j);
-      for (double x : {v, std::nextafter(v, -INFINITY), std::nextafter(v, INFINITY),
-                       lower + (upper - lower) * UniformDouble(rng)}) {
+      for (double x :
+           {v, std::nextafter(v, -INFINITY), std::nextafter(v, INFINITY),
+            lower + (upper - lower) * UniformDouble(rng)}) {
         if (x < lower || x > upper) continue;
         ASSERT_EQ(x < grid.ValueAt(j), grid.CellOf(x) < j)
             << lower << " " << upper << " x " << x << " j " << j;
@@ -146,7 +158,8 @@ TEST(TargetRankTest, GrowsByZeroOrOnePerRecord) {
     int64_t previous = TargetRank(q, start);
     for (int64_t n = start + 1; n < start + 200; ++n) {
       const int64_t target = TargetRank(q, n);
-      ASSERT_TRUE(target == previous || target == previous + 1) << q << " " << n;
+      ASSERT_TRUE(target == previous || target == previous + 1)
+          << q << " " << n;
       ASSERT_LE(target, n);
       previous = target;
     }

@@ -16,7 +16,8 @@ TEST(SeededRandomTest, ChaChaBlockMatchesRfc8439TestVector) {
   // RFC 8439, section 2.3.2.
   std::array<uint32_t, 8> key;
   for (int i = 0; i < 8; ++i) {
-    key[i] = static_cast<uint32_t>(4 * i) | (static_cast<uint32_t>(4 * i + 1) << 8) |
+    key[i] = static_cast<uint32_t>(4 * i) |
+             (static_cast<uint32_t>(4 * i + 1) << 8) |
              (static_cast<uint32_t>(4 * i + 2) << 16) |
              (static_cast<uint32_t>(4 * i + 3) << 24);
   }
@@ -41,7 +42,8 @@ TEST(SeededRandomTest, SameSeedSameStreamOtherSeedOtherStream) {
 TEST(SecureRandomTest, DeliversDistinctValuesAndStaysHealthy) {
   SecureRandom rng;
   std::vector<uint64_t> values;
-  for (int i = 0; i < 200; ++i) values.push_back(rng.NextUint64());  // > 1 refill
+  for (int i = 0; i < 200; ++i)
+    values.push_back(rng.NextUint64());  // > 1 refill
   EXPECT_TRUE(rng.healthy());
   std::sort(values.begin(), values.end());
   EXPECT_EQ(std::unique(values.begin(), values.end()), values.end());

@@ -122,7 +122,9 @@ TEST(ReleaseTest, EveryBadInputHasItsCode) {
        StatusCode::kInvalidPrivacy},
       {[&](ReleaseRequest& r, std::vector<double>&) { r.quantiles = {}; },
        StatusCode::kInvalidQuantiles},
-      {[&](ReleaseRequest& r, std::vector<double>&) { r.quantiles = {0.5, 1}; },
+      {[&](ReleaseRequest& r, std::vector<double>&) {
+         r.quantiles = {0.5, 1};
+       },
        StatusCode::kInvalidQuantiles},
       {[&](ReleaseRequest& r, std::vector<double>&) { r.method = "median"; },
        StatusCode::kUnknownMethod},

@@ -1,0 +1,83 @@
+// The dp-quantiles command as installed: dist/cli.js run by node.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { describe, expect, it } from 'vitest';
+
+const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'dpq-cli-'));
+
+function writeCsv(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+function run(args: string[], input?: string) {
+  return spawnSync(process.execPath, [cli, ...args], { input, encoding: 'utf8' });
+}
+
+const rows = Array.from({ length: 200 }, (_, i) => `${i},${(i * 37) % 101},x${i}`);
+const good = writeCsv('good.csv', `id,score,label\n${rows.join('\n')}\n`);
+
+describe('dp-quantiles CLI', () => {
+  it('prints private quantiles, method and privacy spent as JSON', () => {
+    const out = execFileSync(process.execPath, [
+      cli, good, '--column', 'score', '--lower', '0', '--upper', '100',
+      '--epsilon', '2', '--quantiles', '0.1,0.5,0.9',
+    ], { encoding: 'utf8' });
+    const result = JSON.parse(out);
+    expect(result.method).toBe('aq');
+    expect(result.privacy).toEqual({ kind: 'pure', epsilon: 2 });
+    expect(result.column).toBe('score');
+    expect(result.quantiles.map((q: { q: number }) => q.q)).toEqual([0.1, 0.5, 0.9]);
+    for (const { value } of result.quantiles) {
+      expect(value).toBeGreaterThanOrEqual(0);
+      expect(value).toBeLessThanOrEqual(100);
+    }
+    expect(result.quantiles[0].true).toBeUndefined();
+  });
+
+  it('reads standard input, a column index, negative bounds and rho', () => {
+    const result = run(
+      ['--column', '1', '--lower', '-10', '--upper', '110', '--rho', '0.5', '--show-true', '--seed', '3'],
+      `id,score,label\n${rows.join('\n')}\n`,
+    );
+    expect(result.status).toBe(0);
+    const parsed = JSON.parse(result.stdout);
+    expect(parsed.column).toBe('score');
+    expect(parsed.privacy).toEqual({ kind: 'zcdp', rho: 0.5 });
+    expect(parsed.warning).toMatch(/NOT private/);
+    expect(parsed.quantiles[1].true).toBe(50);
+    expect(typeof parsed.quantiles[1].rankError).toBe('number');
+  });
+
+  it('names the line of a malformed row', () => {
+    const bad = writeCsv('bad-fields.csv', 'a,b\n1,2\n3,4\n5\n7,8\n');
+    const result = run([bad, '--column', 'b', '--lower', '0', '--upper', '10', '--epsilon', '1']);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/line 4/);
+  });
+
+  it('names the line of a value that is not a number', () => {
+    const bad = writeCsv('bad-value.csv', 'a,b\n1,2\n3,oops\n5,6\n');
+    const result = run([bad, '--column', 'b', '--lower', '0', '--upper', '10', '--epsilon', '1']);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/line 3: column 'b' is 'oops', not a number/);
+  });
+
+  it('reports library errors with their code', () => {
+    const result = run([good, '--column', 'score', '--lower', '5', '--upper', '1', '--epsilon', '1']);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/INVALID_BOUNDS/);
+  });
+
+  it('rejects a missing column and missing bounds with usage', () => {
+    expect(run([good, '--column', 'nope', '--lower', '0', '--upper', '1', '--epsilon', '1']).stderr)
+      .toMatch(/no column named 'nope'/);
+    expect(run([good, '--column', 'score', '--epsilon', '1']).stderr).toMatch(/--lower and --upper/);
+  });
+});

@@ -1,0 +1,54 @@
+// `npm pack` gives a tarball that installs into a fresh folder and works there:
+// the built WASM is inside, the node entry and the CLI run.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+it('packs, installs in a fresh folder and releases quantiles there', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dpq-pack-'));
+  // dist/ is already built by the test script: skip the prepack rebuild.
+  const packed = JSON.parse(
+    execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], {
+      cwd: root,
+      encoding: 'utf8',
+    }),
+  );
+  const files: string[] = packed[0].files.map((f: { path: string }) => f.path);
+  expect(files).toContain('dist/generated/dpq_module.mjs');
+  expect(files).toContain('dist/index.d.ts');
+  expect(files.some((f) => f.startsWith('tests/') || f.startsWith('core/'))).toBe(false);
+
+  const app = join(dir, 'app');
+  execFileSync('mkdir', ['-p', app]);
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', type: 'module', private: true }));
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(dir, packed[0].filename)], {
+    cwd: app,
+    stdio: 'pipe',
+  });
+  writeFileSync(
+    join(app, 'main.js'),
+    `import { loadDpQuantiles } from 'dp-quantiles';
+const dpq = await loadDpQuantiles();
+const v = dpq.quantiles([1, 2, 3, 4, 5, 6, 7, 8, 9], { lower: 0, upper: 10, quantiles: [0.5], epsilon: 1 });
+console.log(JSON.stringify(Array.from(v)));`,
+  );
+  const out = JSON.parse(execFileSync(process.execPath, ['main.js'], { cwd: app, encoding: 'utf8' }));
+  expect(out).toHaveLength(1);
+  expect(out[0]).toBeGreaterThanOrEqual(0);
+  expect(out[0]).toBeLessThanOrEqual(10);
+
+  writeFileSync(join(app, 'data.csv'), 'x\n1\n2\n3\n');
+  const cli = JSON.parse(
+    execFileSync(join(app, 'node_modules/.bin/dp-quantiles'), ['data.csv', '--column', 'x', '--lower', '0', '--upper', '4', '--epsilon', '1'], {
+      cwd: app,
+      encoding: 'utf8',
+    }),
+  );
+  expect(cli.method).toBe('aq');
+}, 120_000);

@@ -1,0 +1,212 @@
+// The package as users get it: the built dist/ entry point and the real WASM
+// module, no mocks.
+import { beforeAll, describe, expect, it } from 'vitest';
+
+import { DpQuantilesError, loadDpQuantiles, type DpQuantiles } from '../../dist/node.js';
+
+let dpq: DpQuantiles;
+beforeAll(async () => {
+  dpq = await loadDpQuantiles();
+});
+
+// Deterministic test data (mulberry32), not the library's randomness.
+function uniformData(n: number, lower: number, upper: number, seed = 1): Float64Array {
+  const out = new Float64Array(n);
+  let state = seed >>> 0;
+  for (let i = 0; i < n; i++) {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    const u = ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    out[i] = lower + u * (upper - lower);
+  }
+  return out;
+}
+
+// | #{x < v} - floor(q n) |, the papers' rank error.
+function rankError(sorted: Float64Array, q: number, v: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid] < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return Math.abs(lo - Math.floor(q * sorted.length));
+}
+
+function uniformQuantiles(m: number): number[] {
+  return Array.from({ length: m }, (_, i) => (i + 1) / (m + 1));
+}
+
+function expectError(fn: () => unknown, code: string, messagePart?: string): void {
+  let caught: unknown;
+  try {
+    fn();
+  } catch (error) {
+    caught = error;
+  }
+  expect(caught).toBeInstanceOf(DpQuantilesError);
+  const error = caught as DpQuantilesError;
+  expect(error.code).toBe(code);
+  expect(error.message.length).toBeGreaterThan(0);
+  if (messagePart !== undefined) expect(error.message).toContain(messagePart);
+}
+
+const base = { lower: 0, upper: 100, quantiles: [0.25, 0.5, 0.75], epsilon: 1 };
+
+describe('quantiles', () => {
+  it('returns one value per quantile, inside the bounds, non-decreasing', () => {
+    const data = uniformData(1000, 10, 90);
+    const quantiles = [0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99];
+    const values = dpq.quantiles(data, { ...base, quantiles });
+    expect(values).toBeInstanceOf(Float64Array);
+    expect(values.length).toBe(quantiles.length);
+    for (let i = 0; i < values.length; i++) {
+      expect(values[i]).toBeGreaterThanOrEqual(0);
+      expect(values[i]).toBeLessThanOrEqual(100);
+      if (i > 0) expect(values[i]).toBeGreaterThanOrEqual(values[i - 1]);
+    }
+  });
+
+  it('accepts plain arrays and returns values in the order asked', () => {
+    const data = Array.from(uniformData(5000, 0, 100));
+    const sorted = Float64Array.from(data).sort();
+    const quantiles = [0.9, 0.1, 0.5];
+    const values = dpq.quantiles(data, { ...base, quantiles, epsilon: 1e4 });
+    quantiles.forEach((q, i) => expect(rankError(sorted, q, values[i])).toBeLessThanOrEqual(1));
+  });
+
+  it('is accurate: mean rank error <= 0.5% of n on 10^5 points, eps = 1, m = 99', () => {
+    const n = 100_000;
+    const data = uniformData(n, -50, 50, 7);
+    const sorted = Float64Array.from(data).sort();
+    const quantiles = uniformQuantiles(99);
+    const values = dpq.quantiles(data, { lower: -100, upper: 100, quantiles, epsilon: 1 });
+    let total = 0;
+    quantiles.forEach((q, i) => {
+      total += rankError(sorted, q, values[i]);
+    });
+    const mean = total / quantiles.length;
+    expect(mean).toBeLessThanOrEqual(0.005 * n);
+  });
+
+  it('releases the true quantiles at very large epsilon', () => {
+    const data = uniformData(10_000, 0, 100, 3);
+    const sorted = Float64Array.from(data).sort();
+    const quantiles = uniformQuantiles(19);
+    const values = dpq.quantiles(data, { ...base, quantiles, epsilon: 1e4 });
+    quantiles.forEach((q, i) => expect(rankError(sorted, q, values[i])).toBeLessThanOrEqual(1));
+  });
+
+  it('reproduces with a seed and varies without one', () => {
+    const data = uniformData(2000, 0, 100);
+    const a = dpq.quantiles(data, { ...base, seed: 42 });
+    const b = dpq.quantiles(data, { ...base, seed: 42 });
+    const c = dpq.quantiles(data, { ...base, seed: 43 });
+    expect(Array.from(a)).toEqual(Array.from(b));
+    expect(Array.from(a)).not.toEqual(Array.from(c));
+    const d = dpq.quantiles(data, base);
+    const e = dpq.quantiles(data, base);
+    expect(Array.from(d)).not.toEqual(Array.from(e));
+  });
+
+  it('does not modify the caller’s data', () => {
+    const data = uniformData(100, -500, 500);
+    const copy = Float64Array.from(data);
+    dpq.quantiles(data, base);
+    expect(Array.from(data)).toEqual(Array.from(copy));
+  });
+
+  it('spends rho under zCDP and reports the accounting', () => {
+    const data = uniformData(1000, 0, 100);
+    const release = dpq.release(data, { lower: 0, upper: 100, quantiles: [0.5, 0.9], rho: 0.5 });
+    expect(release.privacy).toEqual({ kind: 'zcdp', rho: 0.5 });
+    expect(release.method).toBe('aq');
+    expect(release.levels).toBe(2);
+    expect(release.epsilonPerLevel).toBeCloseTo(Math.sqrt((8 * 0.5) / 2), 12);
+    const pure = dpq.release(data, { ...base, epsilon: 2 });
+    expect(pure.privacy).toEqual({ kind: 'pure', epsilon: 2 });
+    expect(pure.epsilonPerLevel).toBeCloseTo(1, 12);
+  });
+
+  it('handles no data, one value, one quantile and more quantiles than values', () => {
+    expect(dpq.quantiles([], { ...base, quantiles: [0.5] }).length).toBe(1);
+    expect(dpq.quantiles([42], base).length).toBe(3);
+    const many = dpq.quantiles([1, 2, 3], { ...base, quantiles: uniformQuantiles(1000) });
+    expect(many.length).toBe(1000);
+    for (let i = 1; i < many.length; i++) expect(many[i]).toBeGreaterThanOrEqual(many[i - 1]);
+  });
+
+  it('lists its methods', () => {
+    expect(dpq.methods).toContain('aq');
+  });
+});
+
+describe('bad input', () => {
+  const data = uniformData(100, 0, 100);
+  const cases: [string, () => unknown, string, string?][] = [
+    ['NaN value', () => dpq.quantiles([1, Number.NaN, 3], base), 'NON_FINITE_VALUE', 'index 1'],
+    ['infinite value', () => dpq.quantiles([Infinity], base), 'NON_FINITE_VALUE', 'Infinity'],
+    ['bounds reversed', () => dpq.quantiles(data, { ...base, lower: 5, upper: 1 }), 'INVALID_BOUNDS', 'lower'],
+    ['equal bounds', () => dpq.quantiles(data, { ...base, lower: 5, upper: 5 }), 'INVALID_BOUNDS'],
+    ['infinite bound', () => dpq.quantiles(data, { ...base, upper: Infinity }), 'INVALID_BOUNDS'],
+    ['NaN bound', () => dpq.quantiles(data, { ...base, lower: Number.NaN }), 'INVALID_BOUNDS'],
+    ['epsilon 0', () => dpq.quantiles(data, { ...base, epsilon: 0 }), 'INVALID_PRIVACY', 'epsilon'],
+    ['epsilon negative', () => dpq.quantiles(data, { ...base, epsilon: -1 }), 'INVALID_PRIVACY'],
+    ['epsilon NaN', () => dpq.quantiles(data, { ...base, epsilon: Number.NaN }), 'INVALID_PRIVACY'],
+    ['epsilon infinite', () => dpq.quantiles(data, { ...base, epsilon: Infinity }), 'INVALID_PRIVACY'],
+    ['both budgets', () => dpq.quantiles(data, { ...base, rho: 1 }), 'INVALID_PRIVACY', 'both'],
+    ['no budget', () => dpq.quantiles(data, { lower: 0, upper: 1, quantiles: [0.5] }), 'INVALID_PRIVACY'],
+    ['rho 0', () => dpq.quantiles(data, { lower: 0, upper: 1, quantiles: [0.5], rho: 0 }), 'INVALID_PRIVACY', 'rho'],
+    ['no quantiles', () => dpq.quantiles(data, { ...base, quantiles: [] }), 'INVALID_QUANTILES'],
+    ['quantile 0', () => dpq.quantiles(data, { ...base, quantiles: [0.5, 0] }), 'INVALID_QUANTILES', 'quantiles[1]'],
+    ['quantile 1', () => dpq.quantiles(data, { ...base, quantiles: [1] }), 'INVALID_QUANTILES'],
+    ['quantile NaN', () => dpq.quantiles(data, { ...base, quantiles: [Number.NaN] }), 'INVALID_QUANTILES'],
+    ['too many quantiles', () => dpq.quantiles(data, { ...base, quantiles: new Float64Array(2 ** 20 + 1).fill(0.5) }), 'TOO_LARGE'],
+    // @ts-expect-error: an unknown method from JavaScript
+    ['unknown method', () => dpq.quantiles(data, { ...base, method: 'median' }), 'UNKNOWN_METHOD', "'aq'"],
+    // @ts-expect-error: an option AQ does not take
+    ['option AQ does not take', () => dpq.quantiles(data, { ...base, branching: 4 }), 'INVALID_OPTION', 'branching'],
+    // @ts-expect-error: wrong JavaScript types
+    ['data not an array', () => dpq.quantiles('1,2,3', base), 'INVALID_ARGUMENT'],
+    // @ts-expect-error: wrong JavaScript types
+    ['string in data', () => dpq.quantiles([1, '2'], base), 'INVALID_ARGUMENT', 'data[1]'],
+    // @ts-expect-error: wrong JavaScript types
+    ['null options', () => dpq.quantiles(data, null), 'INVALID_ARGUMENT'],
+    // @ts-expect-error: wrong JavaScript types
+    ['string bound', () => dpq.quantiles(data, { ...base, lower: '0' }), 'INVALID_ARGUMENT', 'lower'],
+    ['fractional seed', () => dpq.quantiles(data, { ...base, seed: 1.5 }), 'INVALID_ARGUMENT', 'seed'],
+  ];
+  for (const [name, call, code, part] of cases) {
+    it(`${name} gives ${code} and the instance keeps working`, () => {
+      expectError(call, code, part);
+      const values = dpq.quantiles(data, base);
+      expect(values.length).toBe(3);
+    });
+  }
+});
+
+describe('memory', () => {
+  it('does not grow the heap over 1,000 calls on 10^4 points', () => {
+    const data = uniformData(10_000, 0, 100);
+    dpq.quantiles(data, base); // warm-up: the first call may grow the heap
+    const before = dpq.heapBytes();
+    for (let i = 0; i < 1000; i++) {
+      dpq.quantiles(data, { ...base, quantiles: uniformQuantiles(20) });
+      if (i % 100 === 0) {
+        expect(() => dpq.quantiles([Number.NaN], base)).toThrow(DpQuantilesError);
+      }
+    }
+    expect(dpq.heapBytes()).toBe(before);
+  });
+
+  it('grows for a large input and still works afterwards', () => {
+    const data = uniformData(3_000_000, 0, 100);
+    const values = dpq.quantiles(data, { ...base, epsilon: 1e3 });
+    const sorted = Float64Array.from(data).sort();
+    expect(rankError(sorted, 0.5, values[1])).toBeLessThanOrEqual(0.001 * data.length);
+    expect(dpq.quantiles([1, 2, 3], base).length).toBe(3);
+  });
+});

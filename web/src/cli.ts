@@ -1,0 +1,193 @@
+#!/usr/bin/env node
+// dp-quantiles: private quantiles of one CSV column, printed as JSON.
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+
+import { parse } from 'csv-parse/sync';
+
+import { DpQuantilesError, loadDpQuantiles, type QuantileMethod } from './node.js';
+
+const USAGE = `usage: dp-quantiles [FILE] --column NAME|INDEX --lower L --upper U
+                    (--epsilon E | --rho R) [--quantiles Q1,Q2,...]
+                    [--method aq] [--seed N] [--no-header] [--show-true]
+
+Reads CSV from FILE, or from standard input when FILE is absent or '-', and
+prints the private quantiles of one column as JSON.
+
+  --column      column name (from the header) or 0-based index
+  --lower/upper public bounds; values outside are clamped. Do not read them
+                off the data: that leaks it.
+  --epsilon     pure epsilon-DP budget, or
+  --rho         rho-zCDP budget
+  --quantiles   comma-separated, each in (0, 1) (default 0.25,0.5,0.75)
+  --method      release method (default aq)
+  --seed        reproducible noise, NOT private: for tests only
+  --no-header   the first row is data
+  --show-true   also print the true quantiles and rank errors: NOT private,
+                for the data owner only`;
+
+class UsageError extends Error {}
+
+// A whole decimal number: no empty cells, hex or trailing text.
+const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+function parseNumberOption(name: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (!NUMBER.test(text.trim())) throw new UsageError(`--${name} must be a number, got '${text}'`);
+  return Number(text);
+}
+
+interface Column {
+  name: string;
+  values: Float64Array;
+}
+
+function readColumn(text: string, column: string, header: boolean): Column {
+  let rows: { record: string[]; info: { lines: number } }[];
+  try {
+    rows = parse(text, { info: true, skip_empty_lines: true, trim: true }) as unknown as typeof rows;
+  } catch (error) {
+    const lines = (error as { lines?: number }).lines;
+    const reason = (error as Error).message.replace(/^Invalid Record Length: /, '');
+    throw new UsageError(lines !== undefined ? `line ${lines}: malformed CSV: ${reason}` : reason);
+  }
+  let index = -1;
+  let name = column;
+  if (header && rows.length > 0) {
+    index = rows[0].record.indexOf(column);
+  }
+  if (index < 0) {
+    if (!/^\d+$/.test(column)) {
+      throw new UsageError(`no column named '${column}'${header ? '' : ' (and --no-header is set)'}`);
+    }
+    index = Number(column);
+    name = header && rows.length > 0 ? (rows[0].record[index] ?? column) : column;
+  }
+  const dataRows = header ? rows.slice(1) : rows;
+  const values = new Float64Array(dataRows.length);
+  dataRows.forEach((row, i) => {
+    if (index >= row.record.length) {
+      throw new UsageError(`line ${row.info.lines}: has no column ${index}`);
+    }
+    const cell = row.record[index];
+    if (!NUMBER.test(cell)) {
+      throw new UsageError(`line ${row.info.lines}: column '${name}' is '${cell}', not a number`);
+    }
+    values[i] = Number(cell);
+  });
+  return { name, values };
+}
+
+// node:util parseArgs reads '--lower -20' as two options; join a negative
+// number to the option before it.
+function joinNegativeNumbers(argv: string[]): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const next = argv[i + 1];
+    if (/^--[a-z]+$/.test(argv[i]) && next !== undefined && /^-(\d|\.\d)/.test(next)) {
+      joined.push(`${argv[i]}=${next}`);
+      i++;
+    } else {
+      joined.push(argv[i]);
+    }
+  }
+  return joined;
+}
+
+async function main(argv: string[]): Promise<void> {
+  const { values: args, positionals } = parseArgs({
+    args: joinNegativeNumbers(argv),
+    allowPositionals: true,
+    options: {
+      column: { type: 'string' },
+      lower: { type: 'string' },
+      upper: { type: 'string' },
+      epsilon: { type: 'string' },
+      rho: { type: 'string' },
+      quantiles: { type: 'string', default: '0.25,0.5,0.75' },
+      method: { type: 'string', default: 'aq' },
+      seed: { type: 'string' },
+      'no-header': { type: 'boolean', default: false },
+      'show-true': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (args.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (positionals.length > 1) throw new UsageError('give at most one input file');
+  if (args.column === undefined) throw new UsageError('--column is required');
+  if (args.lower === undefined || args.upper === undefined) {
+    throw new UsageError('--lower and --upper are required (public bounds)');
+  }
+  const file = positionals[0] ?? '-';
+  const text = readFileSync(file === '-' ? 0 : file, 'utf8');
+  const column = readColumn(text, args.column, !args['no-header']);
+  const quantiles = args.quantiles.split(',').map((q) => {
+    const value = parseNumberOption('quantiles', q);
+    return value as number;
+  });
+  const options = {
+    lower: parseNumberOption('lower', args.lower) as number,
+    upper: parseNumberOption('upper', args.upper) as number,
+    epsilon: parseNumberOption('epsilon', args.epsilon),
+    rho: parseNumberOption('rho', args.rho),
+    method: args.method as QuantileMethod,
+    seed: parseNumberOption('seed', args.seed),
+    quantiles,
+  };
+  const dpq = await loadDpQuantiles();
+  const release = dpq.release(column.values, options);
+
+  const output: Record<string, unknown> = {
+    column: column.name,
+    method: release.method,
+    privacy: release.privacy,
+    bounds: [options.lower, options.upper],
+    quantiles: quantiles.map((q, i) => ({ q, value: release.values[i] })),
+  };
+  if (args['show-true']) {
+    // The data owner's view: exact order statistics and how far each private
+    // value is from them in rank. Computing them spends no budget, but
+    // printing them publishes the data's quantiles.
+    const sorted = Float64Array.from(column.values)
+      .map((x) => Math.min(Math.max(x, options.lower), options.upper))
+      .sort();
+    const n = sorted.length;
+    const below = (v: number) => {
+      let lo = 0;
+      let hi = n;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (sorted[mid] < v) lo = mid + 1;
+        else hi = mid;
+      }
+      return lo;
+    };
+    output.warning = 'true values and rank errors are NOT private: for the data owner only';
+    output.quantiles = quantiles.map((q, i) => {
+      const target = Math.floor(q * n);
+      return {
+        q,
+        value: release.values[i],
+        true: n === 0 ? null : sorted[Math.min(target, n - 1)],
+        rankError: Math.abs(below(release.values[i]) - target),
+      };
+    });
+  }
+  process.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof DpQuantilesError) {
+    process.stderr.write(`dp-quantiles: ${error.code}: ${error.message}\n`);
+  } else if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    process.stderr.write(`dp-quantiles: ${(error as Error).message}\n${USAGE}\n`);
+  } else if ((error as { code?: string }).code === 'ENOENT') {
+    process.stderr.write(`dp-quantiles: ${(error as Error).message}\n`);
+  } else {
+    throw error;
+  }
+  process.exitCode = 1;
+});

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Benchmarks: Google Benchmark natively, then WASM through the package in Node.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/build.sh all
+mkdir -p build/bench
+build/native/dpq_bench --benchmark_format=json --benchmark_out=build/bench/native.json \
+  --benchmark_out_format=json --benchmark_format=console
+node --no-experimental-fetch build/wasm/dpq_wasm_sort_bench.cjs >build/bench/wasm-sort.json
+node bench/wasm-bench.mjs build/bench/native.json build/bench/wasm-sort.json

@@ -36,10 +36,9 @@ OutputGrid OutputGrid::ForBounds(double lower, double upper) {
 int64_t OutputGrid::CellOf(double x) const {
   const double fraction = (x - lower_) / (upper_ - lower_);
   const double estimate = std::floor(fraction * static_cast<double>(steps_));
-  int64_t cell =
-      estimate > 0
-          ? static_cast<int64_t>(std::min(estimate, double(steps_ - 1)))
-          : 0;
+  int64_t cell = estimate > 0 ? static_cast<int64_t>(std::min(
+                                    estimate, static_cast<double>(steps_ - 1)))
+                              : 0;
   // The estimate rounds independently of ValueAt; settle on ValueAt's side.
   while (cell > 0 && ValueAt(cell) > x) --cell;
   while (cell + 1 < steps_ && ValueAt(cell + 1) <= x) ++cell;

@@ -210,3 +210,32 @@ describe('memory', () => {
     expect(dpq.quantiles([1, 2, 3], base).length).toBe(3);
   });
 });
+
+describe('secure randomness and limits', () => {
+  it('refuses to release without a secure random source, and works with a seed', async () => {
+    // The real module, loaded without the entropy hook the entry points pass.
+    const { default: createDpqModule } = await import('../../dist/generated/dpq_module.mjs');
+    const { wrapModule } = await import('../../dist/api.js');
+    const noEntropy = wrapModule(
+      await createDpqModule({ dpqFillRandom: undefined as unknown as (b: Uint8Array) => void }),
+    );
+    expectError(() => noEntropy.quantiles([1, 2, 3], base), 'ENTROPY_UNAVAILABLE');
+    const failing = wrapModule(
+      await createDpqModule({
+        dpqFillRandom: () => {
+          throw new Error('no entropy today');
+        },
+      }),
+    );
+    expectError(() => failing.quantiles([1, 2, 3], base), 'ENTROPY_UNAVAILABLE');
+    expect(noEntropy.quantiles([1, 2, 3], { ...base, seed: 1 }).length).toBe(3);
+  });
+
+  it('rejects more values than the heap can hold, before and at allocation', () => {
+    // Typed arrays pass the type check cheaply; Uint8Array keeps the test light.
+    expectError(() => dpq.quantiles(new Uint8Array(2 ** 28 + 1), base), 'TOO_LARGE');
+    // 2^28 - 1 doubles (2 GiB) cannot be allocated in a 2 GiB heap.
+    expectError(() => dpq.quantiles(new Uint8Array(2 ** 28 - 1), base), 'TOO_LARGE');
+    expect(dpq.quantiles([1, 2, 3], base).length).toBe(3);
+  });
+});

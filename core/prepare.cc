@@ -104,6 +104,12 @@ Status ValidateRecordCount(size_t count) {
 }
 
 Status ClampAndSort(double* values, size_t count, double lower, double upper) {
+  Status status = ClampValues(values, count, lower, upper);
+  if (status.ok()) std::sort(values, values + count);
+  return status;
+}
+
+Status ClampValues(double* values, size_t count, double lower, double upper) {
   for (size_t i = 0; i < count; ++i) {
     const double x = values[i];
     if (!std::isfinite(x)) {
@@ -113,7 +119,6 @@ Status ClampAndSort(double* values, size_t count, double lower, double upper) {
     }
     values[i] = std::min(std::max(x, lower), upper);
   }
-  std::sort(values, values + count);
   return Status::Ok();
 }
 
@@ -131,6 +136,13 @@ int64_t FloorProduct(double q, int64_t n) {
   // The rounded product can land on an integer the exact one is just below.
   if (result == product && std::fma(q, nd, -product) < 0) result -= 1;
   return static_cast<int64_t>(result);
+}
+
+int64_t CeilProduct(double q, int64_t n) {
+  const int64_t floor = FloorProduct(q, n);
+  return std::fma(q, static_cast<double>(n), -static_cast<double>(floor)) > 0
+             ? floor + 1
+             : floor;
 }
 
 int64_t TargetRank(double q, int64_t n) {

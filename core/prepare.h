@@ -64,8 +64,10 @@ Status ValidateQuantiles(const double* quantiles, size_t count);
 // count <= kMaxRecords.
 Status ValidateRecordCount(size_t count);
 
-// Checks every value is finite (naming the first bad index), clamps values to
-// [lower, upper] and sorts them in place. The buffer is the caller's copy.
+// Checks every value is finite (naming the first bad index) and clamps values
+// to [lower, upper] in place. The buffer is the caller's copy.
+Status ClampValues(double* values, size_t count, double lower, double upper);
+// ClampValues, then sorts.
 Status ClampAndSort(double* values, size_t count, double lower, double upper);
 
 // Replaces sorted values by their grid cells (as exact integer doubles), in
@@ -76,6 +78,9 @@ void ConvertToCells(double* sorted_values, size_t count,
 // Exact floor(q * n) for q in [0, 1] (no floating-point rounding across an
 // integer).
 int64_t FloorProduct(double q, int64_t n);
+
+// Exact ceil(q * n) for q in [0, 1].
+int64_t CeilProduct(double q, int64_t n);
 
 // The rank a mechanism aims at for quantile q in [0, 1] of n records:
 // floor(n * min(1, q + 2^-40)). The 2^-40 absorbs the rounding of decimal

@@ -10,23 +10,32 @@
 
 namespace dpq {
 
-// A total budget: pure epsilon-DP or rho-zCDP. Neighbouring datasets differ by
-// adding or removing one record throughout the library.
+// A total budget: pure epsilon-DP, approximate (epsilon, delta)-DP or
+// rho-zCDP. Each mechanism states its neighbouring relation; most use adding
+// or removing one record.
 struct PrivacyBudget {
-  enum class Kind { kPure, kZcdp };
+  enum class Kind { kPure, kApprox, kZcdp };
   Kind kind = Kind::kPure;
-  double epsilon = 0;  // set when kind == kPure
-  double rho = 0;      // set when kind == kZcdp
+  double epsilon = 0;  // kPure and kApprox
+  double delta = 0;    // kApprox
+  double rho = 0;      // kZcdp
 
   static PrivacyBudget Pure(double epsilon) {
-    return {Kind::kPure, epsilon, 0};
+    return {Kind::kPure, epsilon, 0, 0};
   }
-  static PrivacyBudget Zcdp(double rho) { return {Kind::kZcdp, 0, rho}; }
+  static PrivacyBudget Approx(double epsilon, double delta) {
+    return {Kind::kApprox, epsilon, delta, 0};
+  }
+  static PrivacyBudget Zcdp(double rho) { return {Kind::kZcdp, 0, 0, rho}; }
 };
 
 // Exactly one of epsilon and rho must be given, finite and > 0.
 StatusOr<PrivacyBudget> MakePrivacyBudget(std::optional<double> epsilon,
                                           std::optional<double> rho);
+
+// Turns a pure budget into an approximate one: delta must be finite and in
+// (0, 1).
+StatusOr<PrivacyBudget> WithDelta(const PrivacyBudget& budget, double delta);
 
 // The epsilon to give each of `parts` exponential mechanisms run in sequence
 // on the same records so that together they spend `budget`.
@@ -36,8 +45,18 @@ StatusOr<PrivacyBudget> MakePrivacyBudget(std::optional<double> epsilon,
 //    each part gets rho / parts and epsilon = sqrt(8 rho / parts). This is
 //    twice the epsilon of the epsilon^2 / 2 conversion the AQ paper uses
 //    (Sec. 3.3).
+//  - (epsilon, delta): the optimal composition of `parts` non-adaptive
+//    exponential mechanisms (Dong, Durfee and Rogers 2020, Theorem 3), by
+//    bisection on the per-part epsilon; never below epsilon / parts.
 double ExponentialMechanismEpsilonPerPart(const PrivacyBudget& budget,
                                           int parts);
+
+// The delta of `parts`-fold composition of epsilon_part-bounded-range
+// mechanisms at overall epsilon (DDR 2020, Theorem 3): the largest of the
+// generalized randomized-response deltas over the parts + 1 candidate
+// shifts t_l. Exposed for tests.
+double OptimalExponentialCompositionDelta(double epsilon_part, int parts,
+                                          double epsilon);
 
 }  // namespace dpq
 

@@ -1,22 +1,253 @@
 #include "core/release.h"
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 
+#include "core/agg_tree.h"
+#include "core/app_ind_exp.h"
 #include "core/aq.h"
+#include "core/hs_joint_exp.h"
+#include "core/inverse_sensitivity.h"
+#include "core/joint_exp.h"
 #include "core/prepare.h"
 #include "core/random.h"
+#include "core/tree_cdf.h"
 
 namespace dpq {
 namespace {
 
+// The options a method takes, by name and kind.
+struct OptionSpec {
+  const char* name;
+  bool text;
+};
+
+// Options after name checks; typed lookups with defaults.
+class Options {
+ public:
+  explicit Options(const ReleaseRequest& request) : request_(request) {}
+
+  std::optional<double> Number(const std::string& name) const {
+    for (const auto& option : request_.options) {
+      if (option.first == name) return option.second;
+    }
+    return std::nullopt;
+  }
+  std::optional<std::string> Text(const std::string& name) const {
+    for (const auto& option : request_.text_options) {
+      if (option.first == name) return option.second;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  const ReleaseRequest& request_;
+};
+
+// Everything a method needs; `quantiles` are distinct and ascending.
+struct Context {
+  double* data;
+  size_t count;
+  const ReleaseRequest& request;
+  PrivacyBudget budget;
+  const std::vector<double>& quantiles;
+  RandomSource& rng;
+  Options options;
+};
+
+// Fills `values` (one per distinct quantile) and the report's details.
+using Runner = Status (*)(Context&, ReleaseReport*, std::vector<double>*);
+
 struct MethodSpec {
   const char* name;
-  std::vector<std::string> option_names;
+  std::vector<OptionSpec> options;
+  Runner run;
 };
+
+StatusOr<int64_t> WholeOption(const Options& options, const char* name,
+                              int64_t fallback, int64_t low, int64_t high) {
+  const std::optional<double> value = options.Number(name);
+  if (!value.has_value()) return fallback;
+  if (!(*value >= static_cast<double>(low) &&
+        *value <= static_cast<double>(high)) ||
+      *value != std::floor(*value)) {
+    return Status(StatusCode::kInvalidOption,
+                  std::string(name) + " must be a whole number from " +
+                      std::to_string(low) + " to " + std::to_string(high));
+  }
+  return static_cast<int64_t>(*value);
+}
+
+// Sorted records mapped to cells of the public grid over [lower, upper].
+OutputGrid SortedCells(double* data, size_t count, double lower, double upper) {
+  const OutputGrid grid = OutputGrid::ForBounds(lower, upper);
+  std::sort(data, data + count);
+  ConvertToCells(data, count, grid);
+  return grid;
+}
+
+void PointsToValues(const std::vector<int64_t>& points, const OutputGrid& grid,
+                    double lower, double upper, std::vector<double>* values) {
+  values->clear();
+  for (int64_t point : points) {
+    values->push_back(std::min(std::max(grid.ValueAt(point), lower), upper));
+  }
+}
+
+Status RunAq(Context& c, ReleaseReport* report, std::vector<double>* values) {
+  const OutputGrid grid =
+      SortedCells(c.data, c.count, c.request.lower, c.request.upper);
+  report->levels = ApproximateQuantilesLevels(c.quantiles.size());
+  report->mechanism_epsilon =
+      ExponentialMechanismEpsilonPerPart(c.budget, report->levels);
+  PointsToValues(
+      SampleApproximateQuantiles(c.data, c.count, grid.steps(), c.quantiles,
+                                 report->mechanism_epsilon, c.rng),
+      grid, c.request.lower, c.request.upper, values);
+  return Status::Ok();
+}
+
+Status RunAppIndExp(Context& c, ReleaseReport* report,
+                    std::vector<double>* values) {
+  if (const std::optional<double> delta = c.options.Number("delta")) {
+    StatusOr<PrivacyBudget> approx = WithDelta(c.budget, *delta);
+    if (!approx.ok()) return approx.status();
+    report->spent = approx.value();
+  }
+  const OutputGrid grid =
+      SortedCells(c.data, c.count, c.request.lower, c.request.upper);
+  report->mechanism_epsilon = ExponentialMechanismEpsilonPerPart(
+      report->spent, static_cast<int>(c.quantiles.size()));
+  PointsToValues(SampleAppIndExp(c.data, c.count, grid.steps(), c.quantiles,
+                                 report->mechanism_epsilon, c.rng),
+                 grid, c.request.lower, c.request.upper, values);
+  return Status::Ok();
+}
+
+// JointExp and its variants on sorted, clamped data over [low, high].
+Status RunJoint(Context& c, ReleaseReport* report, std::vector<double>* values,
+                double low, double high, bool inverse_sensitivity) {
+  Status status = CheckJointSize(c.count, c.quantiles.size());
+  if (!status.ok()) return status;
+  const OutputGrid grid = SortedCells(c.data, c.count, low, high);
+  // One exponential mechanism: epsilon, or sqrt(8 rho) by bounded range.
+  report->mechanism_epsilon = ExponentialMechanismEpsilonPerPart(c.budget, 1);
+  JointKernel kernel =
+      inverse_sensitivity
+          ? InverseSensitivityKernel(c.count, c.quantiles,
+                                     report->mechanism_epsilon)
+          : JointExpKernel(c.count, c.quantiles, report->mechanism_epsilon);
+  const JointSampler sampler(c.data, c.count, grid.steps(), std::move(kernel));
+  PointsToValues(sampler.Sample(c.rng), grid, c.request.lower, c.request.upper,
+                 values);
+  return Status::Ok();
+}
+
+Status RunJointExp(Context& c, ReleaseReport* report,
+                   std::vector<double>* values) {
+  return RunJoint(c, report, values, c.request.lower, c.request.upper, false);
+}
+
+Status RunInverseSensitivity(Context& c, ReleaseReport* report,
+                             std::vector<double>* values) {
+  report->neighbouring = "replace-one";
+  return RunJoint(c, report, values, c.request.lower, c.request.upper, true);
+}
+
+Status RunHsJointExp(Context& c, ReleaseReport* report,
+                     std::vector<double>* values) {
+  JitterKind kind = JitterKind::kUniform;
+  if (const std::optional<std::string> jitter = c.options.Text("jitter")) {
+    if (*jitter == "gaussian") {
+      kind = JitterKind::kGaussian;
+    } else if (*jitter != "uniform") {
+      return Status(
+          StatusCode::kInvalidOption,
+          "jitter must be 'uniform' or 'gaussian', got '" + *jitter + "'");
+    }
+  }
+  const double range = c.request.upper - c.request.lower;
+  double sigma = kDefaultJitterFraction * range;
+  if (const std::optional<double> scale = c.options.Number("scale")) {
+    if (!std::isfinite(*scale) || !(*scale > 0)) {
+      return Status(StatusCode::kInvalidOption,
+                    "scale (the jitter's standard deviation) must be finite "
+                    "and > 0");
+    }
+    sigma = *scale;
+  }
+  const double margin = JitterMargin(kind, sigma);
+  const double low = c.request.lower - margin;
+  const double high = c.request.upper + margin;
+  Status status = ValidateBounds(low, high);
+  if (!status.ok()) {
+    return Status(
+        StatusCode::kInvalidOption,
+        "scale widens the bounds beyond doubles: " + status.message());
+  }
+  Jitter(c.data, c.count, c.request.lower, c.request.upper, kind, sigma, c.rng);
+  return RunJoint(c, report, values, low, high, false);
+}
+
+Status RunAggTree(Context& c, ReleaseReport* report,
+                  std::vector<double>* values) {
+  (void)report;
+  AggTreeShape shape;
+  StatusOr<int64_t> branching =
+      WholeOption(c.options, "branching", shape.branching, 2, 1024);
+  if (!branching.ok()) return branching.status();
+  StatusOr<int64_t> height =
+      WholeOption(c.options, "height", shape.height, 1, 24);
+  if (!height.ok()) return height.status();
+  shape.branching = static_cast<int>(branching.value());
+  shape.height = static_cast<int>(height.value());
+  Status status = ValidateAggTreeShape(shape);
+  if (!status.ok()) return status;
+  StatusOr<std::vector<double>> released =
+      ReleaseAggTree(c.data, c.count, c.request.lower, c.request.upper,
+                     c.quantiles, shape, c.budget, c.rng);
+  if (!released.ok()) return released.status();
+  *values = std::move(released.value());
+  return Status::Ok();
+}
+
+Status RunTreeCdf(Context& c, ReleaseReport* report,
+                  std::vector<double>* values) {
+  (void)report;
+  TreeCdfShape shape;
+  StatusOr<int64_t> cells =
+      WholeOption(c.options, "cells", shape.cells, 2, int64_t{1} << 22);
+  if (!cells.ok()) return cells.status();
+  shape.cells = cells.value();
+  if (const std::optional<std::string> split = c.options.Text("budget")) {
+    if (*split == "min-variance") {
+      shape.split = TreeBudgetSplit::kMinVariance;
+    } else if (*split != "uniform") {
+      return Status(
+          StatusCode::kInvalidOption,
+          "budget must be 'uniform' or 'min-variance', got '" + *split + "'");
+    }
+  }
+  Status status = ValidateTreeCdfShape(shape);
+  if (!status.ok()) return status;
+  StatusOr<std::vector<double>> released =
+      ReleaseTreeCdf(c.data, c.count, c.request.lower, c.request.upper,
+                     c.quantiles, shape, c.budget, c.rng);
+  if (!released.ok()) return released.status();
+  *values = std::move(released.value());
+  return Status::Ok();
+}
 
 const std::vector<MethodSpec>& Methods() {
   static const std::vector<MethodSpec> methods = {
-      {"aq", {}},
+      {"aq", {}, RunAq},
+      {"jointexp", {}, RunJointExp},
+      {"inverse-sensitivity", {}, RunInverseSensitivity},
+      {"hs-jointexp", {{"jitter", true}, {"scale", false}}, RunHsJointExp},
+      {"appindexp", {{"delta", false}}, RunAppIndExp},
+      {"aggtree", {{"branching", false}, {"height", false}}, RunAggTree},
+      {"tree-cdf", {{"cells", false}, {"budget", true}}, RunTreeCdf},
   };
   return methods;
 }
@@ -30,23 +261,31 @@ std::string JoinNames(const std::vector<std::string>& names) {
   return joined;
 }
 
-Status CheckOptions(
-    const MethodSpec& method,
-    const std::vector<std::pair<std::string, double>>& options) {
-  for (const auto& option : options) {
-    bool known = false;
-    for (const std::string& name : method.option_names) {
-      known = known || name == option.first;
+Status CheckOptionNames(const MethodSpec& method,
+                        const ReleaseRequest& request) {
+  std::vector<std::string> names;
+  for (const OptionSpec& spec : method.options) names.push_back(spec.name);
+  auto check = [&](const std::string& name, bool text) -> Status {
+    for (const OptionSpec& spec : method.options) {
+      if (name != spec.name) continue;
+      if (spec.text == text) return Status::Ok();
+      return Status(StatusCode::kInvalidOption,
+                    "option '" + name + "' of method '" + method.name +
+                        "' must be " + (spec.text ? "a string" : "a number"));
     }
-    if (!known) {
-      return Status(
-          StatusCode::kInvalidOption,
-          "option '" + option.first + "' does not apply to method '" +
-              method.name + "'" +
-              (method.option_names.empty()
-                   ? " (it takes no options)"
-                   : " (it takes " + JoinNames(method.option_names) + ")"));
-    }
+    return Status(StatusCode::kInvalidOption,
+                  "option '" + name + "' does not apply to method '" +
+                      method.name + "'" +
+                      (names.empty() ? " (it takes no options)"
+                                     : " (it takes " + JoinNames(names) + ")"));
+  };
+  for (const auto& option : request.options) {
+    Status status = check(option.first, false);
+    if (!status.ok()) return status;
+  }
+  for (const auto& option : request.text_options) {
+    Status status = check(option.first, true);
+    if (!status.ok()) return status;
   }
   return Status::Ok();
 }
@@ -58,6 +297,16 @@ StatusOr<const MethodSpec*> FindMethod(const std::string& name) {
   return Status(StatusCode::kUnknownMethod,
                 "unknown method '" + name +
                     "'; available: " + JoinNames(ReleaseMethods()));
+}
+
+std::unique_ptr<RandomSource> MakeRandom(const std::optional<uint64_t>& seed) {
+  if (seed.has_value()) return std::make_unique<SeededRandom>(*seed);
+  return std::make_unique<SecureRandom>();
+}
+
+Status EntropyFailure() {
+  return Status(StatusCode::kEntropyUnavailable,
+                "the secure random source failed; nothing was released");
 }
 
 }  // namespace
@@ -73,7 +322,7 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
                                          double* out) {
   StatusOr<const MethodSpec*> method = FindMethod(request.method);
   if (!method.ok()) return method.status();
-  Status status = CheckOptions(*method.value(), request.options);
+  Status status = CheckOptionNames(*method.value(), request);
   if (!status.ok()) return status;
   status = ValidateRecordCount(count);
   if (!status.ok()) return status;
@@ -85,37 +334,59 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
   StatusOr<PrivacyBudget> budget =
       MakePrivacyBudget(request.epsilon, request.rho);
   if (!budget.ok()) return budget.status();
-  status = ClampAndSort(data, count, request.lower, request.upper);
+  status = ClampValues(data, count, request.lower, request.upper);
   if (!status.ok()) return status;
 
-  const OutputGrid grid = OutputGrid::ForBounds(request.lower, request.upper);
-  ConvertToCells(data, count, grid);
   const SortedQuantiles sorted =
       SortDistinctQuantiles(request.quantiles.data(), request.quantiles.size());
-
-  std::unique_ptr<RandomSource> rng;
-  if (request.seed.has_value()) {
-    rng = std::make_unique<SeededRandom>(*request.seed);
-  } else {
-    rng = std::make_unique<SecureRandom>();
-  }
-
+  std::unique_ptr<RandomSource> rng = MakeRandom(request.seed);
   ReleaseReport report;
   report.method = method.value()->name;
   report.spent = budget.value();
-  report.levels = ApproximateQuantilesLevels(sorted.distinct.size());
-  report.epsilon_per_level =
-      ExponentialMechanismEpsilonPerPart(budget.value(), report.levels);
-  const std::vector<int64_t> points =
-      SampleApproximateQuantiles(data, count, grid.steps(), sorted.distinct,
-                                 report.epsilon_per_level, *rng);
-  if (!rng->healthy()) {
-    return Status(StatusCode::kEntropyUnavailable,
-                  "the secure random source failed; nothing was released");
-  }
+  Context context{
+      data, count,           request, budget.value(), sorted.distinct,
+      *rng, Options(request)};
+  std::vector<double> values;
+  status = method.value()->run(context, &report, &values);
+  if (!status.ok()) return status;
+  if (!rng->healthy()) return EntropyFailure();
   for (size_t i = 0; i < request.quantiles.size(); ++i) {
-    out[i] = grid.ValueAt(points[sorted.index_of_input[i]]);
+    out[i] = values[sorted.index_of_input[i]];
   }
+  return report;
+}
+
+StatusOr<size_t> SanitizeSize(const std::optional<double>& size) {
+  if (!size.has_value()) return kDefaultSanitizeSize;
+  if (!(*size >= 1 && *size <= static_cast<double>(kMaxQuantiles)) ||
+      *size != std::floor(*size)) {
+    return Status(StatusCode::kInvalidOption,
+                  "size must be a whole number from 1 to " +
+                      std::to_string(kMaxQuantiles));
+  }
+  return static_cast<size_t>(*size);
+}
+
+StatusOr<ReleaseReport> SanitizeSample(double* data, size_t count,
+                                       const SanitizeRequest& request,
+                                       double* out) {
+  StatusOr<size_t> size = SanitizeSize(request.size);
+  if (!size.ok()) return size.status();
+  ReleaseRequest release;
+  release.lower = request.lower;
+  release.upper = request.upper;
+  release.epsilon = request.epsilon;
+  release.rho = request.rho;
+  release.seed = request.seed;
+  release.method = "aq";
+  // Evenly spaced quantiles i / (size + 1): each synthetic value stands for
+  // an equal share of the records (Corollary 3.6 with AQ's uniform quantiles).
+  for (size_t i = 1; i <= size.value(); ++i) {
+    release.quantiles.push_back(static_cast<double>(i) /
+                                static_cast<double>(size.value() + 1));
+  }
+  StatusOr<ReleaseReport> report = ReleaseQuantiles(data, count, release, out);
+  if (report.ok()) report.value().method = "sanitize";
   return report;
 }
 

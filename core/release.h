@@ -1,5 +1,5 @@
-// The one entry point callers use: validates a request, prepares the records
-// and dispatches to the mechanism named by `method`.
+// The entry points callers use: validate a request, prepare the records and
+// dispatch to the mechanism named by `method`.
 #ifndef DPQ_CORE_RELEASE_H_
 #define DPQ_CORE_RELEASE_H_
 
@@ -22,9 +22,10 @@ struct ReleaseRequest {
   std::optional<double> epsilon;  // pure epsilon-DP budget, or
   std::optional<double> rho;      // rho-zCDP budget: exactly one of the two
   std::string method = "aq";
-  // Method-specific numeric options by name; a name the method does not take
-  // is an INVALID_OPTION error, never silently ignored.
+  // Method-specific options by name; a name the method does not take is an
+  // INVALID_OPTION error, never silently ignored.
   std::vector<std::pair<std::string, double>> options;
+  std::vector<std::pair<std::string, std::string>> text_options;
   // Reproducible randomness for tests. NOT private: see SeededRandom.
   std::optional<uint64_t> seed;
 };
@@ -33,8 +34,11 @@ struct ReleaseRequest {
 struct ReleaseReport {
   std::string method;
   PrivacyBudget spent;
-  int levels = 0;                // AQ recursion levels
-  double epsilon_per_level = 0;  // epsilon of each exponential mechanism
+  // "add-remove" (one record added or removed) or "replace-one" (one record
+  // replaced, the number of records public).
+  std::string neighbouring = "add-remove";
+  int levels = 0;                // AQ: recursion levels
+  double mechanism_epsilon = 0;  // epsilon of each exponential mechanism run
 };
 
 // The method names ReleaseQuantiles accepts.
@@ -48,6 +52,28 @@ std::vector<std::string> ReleaseMethods();
 StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
                                          const ReleaseRequest& request,
                                          double* out);
+
+// Quantile sanitization (AQ paper, Corollary 3.6): a private synthetic sample
+// of `size` values whose empirical quantiles track the data's.
+struct SanitizeRequest {
+  double lower = 0;
+  double upper = 0;
+  std::optional<double> epsilon;
+  std::optional<double> rho;
+  // The sample size; public. Default kDefaultSanitizeSize, never the data's
+  // own size, which would publish it.
+  std::optional<double> size;
+  std::optional<uint64_t> seed;  // NOT private: tests only
+};
+constexpr size_t kDefaultSanitizeSize = 1000;
+
+// Writes `size` sorted values into out; same contract for `data` as above.
+StatusOr<ReleaseReport> SanitizeSample(double* data, size_t count,
+                                       const SanitizeRequest& request,
+                                       double* out);
+
+// The size a sanitize request asks for (default if absent), or the error.
+StatusOr<size_t> SanitizeSize(const std::optional<double>& size);
 
 }  // namespace dpq
 

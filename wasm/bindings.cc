@@ -19,11 +19,13 @@ struct WasmReleaseResult {
   std::string codeName;
   std::string message;
   std::string method;
-  std::string privacyKind;  // "pure" or "zcdp"
+  std::string privacyKind;  // "pure", "approx" or "zcdp"
   double epsilon = 0;
+  double delta = 0;
   double rho = 0;
   int levels = 0;
-  double epsilonPerLevel = 0;
+  double mechanismEpsilon = 0;
+  std::string neighbouring;
 };
 
 std::optional<double> OptionalNumber(const val& object, const char* key) {
@@ -70,11 +72,16 @@ WasmReleaseResult Release(uintptr_t data_address, uint32_t count,
     const dpq::ReleaseReport& r = report.value();
     result.method = r.method;
     result.privacyKind =
-        r.spent.kind == dpq::PrivacyBudget::Kind::kPure ? "pure" : "zcdp";
+        r.spent.kind == dpq::PrivacyBudget::Kind::kPure
+            ? "pure"
+            : (r.spent.kind == dpq::PrivacyBudget::Kind::kApprox ? "approx"
+                                                                 : "zcdp");
     result.epsilon = r.spent.epsilon;
+    result.delta = r.spent.delta;
     result.rho = r.spent.rho;
     result.levels = r.levels;
-    result.epsilonPerLevel = r.epsilon_per_level;
+    result.mechanismEpsilon = r.mechanism_epsilon;
+    result.neighbouring = r.neighbouring;
   }
   return result;
 }
@@ -98,9 +105,11 @@ EMSCRIPTEN_BINDINGS(dp_quantiles) {
       .field("method", &WasmReleaseResult::method)
       .field("privacyKind", &WasmReleaseResult::privacyKind)
       .field("epsilon", &WasmReleaseResult::epsilon)
+      .field("delta", &WasmReleaseResult::delta)
       .field("rho", &WasmReleaseResult::rho)
       .field("levels", &WasmReleaseResult::levels)
-      .field("epsilonPerLevel", &WasmReleaseResult::epsilonPerLevel);
+      .field("mechanismEpsilon", &WasmReleaseResult::mechanismEpsilon)
+      .field("neighbouring", &WasmReleaseResult::neighbouring);
   emscripten::function("release", &Release);
   emscripten::function("methods", &Methods);
 }

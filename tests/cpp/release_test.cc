@@ -43,7 +43,7 @@ TEST(ReleaseTest, ReleasesOrderedValuesInsideTheBounds) {
   ASSERT_TRUE(report.ok()) << report.status().message();
   EXPECT_EQ(report.value().method, "aq");
   EXPECT_EQ(report.value().levels, 2);
-  EXPECT_DOUBLE_EQ(report.value().epsilon_per_level, 0.5);
+  EXPECT_DOUBLE_EQ(report.value().mechanism_epsilon, 0.5);
   EXPECT_TRUE(std::is_sorted(out.begin(), out.end()));
   for (double v : out) {
     EXPECT_GE(v, 0);
@@ -77,7 +77,7 @@ TEST(ReleaseTest, SeedReproducesAndZcdpWorks) {
   StatusOr<ReleaseReport> report = Release(Data(500, 3), request, &c);
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report.value().spent.kind, PrivacyBudget::Kind::kZcdp);
-  EXPECT_DOUBLE_EQ(report.value().epsilon_per_level, std::sqrt(8 * 0.5 / 2));
+  EXPECT_DOUBLE_EQ(report.value().mechanism_epsilon, std::sqrt(8 * 0.5 / 2));
 }
 
 TEST(ReleaseTest, ClampsValuesOutsideTheBounds) {
@@ -153,6 +153,215 @@ TEST(ReleaseTest, UnknownMethodListsTheAvailableOnes) {
   StatusOr<ReleaseReport> report = Release(Data(10, 5), request, &out);
   ASSERT_FALSE(report.ok());
   EXPECT_NE(report.status().message().find("'aq'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dpq
+
+namespace dpq {
+namespace {
+
+const std::vector<std::string> kAllMethods = {
+    "aq",      "jointexp", "inverse-sensitivity", "hs-jointexp", "appindexp",
+    "aggtree", "tree-cdf"};
+
+TEST(ReleaseMethodsTest, EveryMethodIsListedAndReleasesOrderedValues) {
+  EXPECT_EQ(ReleaseMethods(), kAllMethods);
+  for (const std::string& method : kAllMethods) {
+    for (bool zcdp : {false, true}) {
+      ReleaseRequest request = BasicRequest();
+      request.method = method;
+      request.quantiles = {0.9, 0.1, 0.5, 0.3};
+      if (zcdp) {
+        request.epsilon.reset();
+        request.rho = 0.5;
+      }
+      std::vector<double> out;
+      StatusOr<ReleaseReport> report = Release(Data(2000, 7), request, &out);
+      ASSERT_TRUE(report.ok()) << method << ": " << report.status().message();
+      EXPECT_EQ(report.value().method, method);
+      EXPECT_EQ(report.value().neighbouring,
+                method == "inverse-sensitivity" ? "replace-one" : "add-remove");
+      EXPECT_LE(out[1], out[3]) << method;
+      EXPECT_LE(out[3], out[2]) << method;
+      EXPECT_LE(out[2], out[0]) << method;
+      for (double v : out) {
+        EXPECT_GE(v, 0);
+        EXPECT_LE(v, 100);
+      }
+    }
+  }
+}
+
+TEST(ReleaseMethodsTest, LargeEpsilonGivesTheTrueQuantilesWhereThatHolds) {
+  // Exponential-mechanism methods find the exact rank; the tree methods are
+  // limited by their cells and are checked in tree_test.cc.
+  std::vector<double> data = Data(3000, 8);
+  std::vector<double> sorted = data;
+  std::sort(sorted.begin(), sorted.end());
+  for (const std::string& method :
+       {"aq", "jointexp", "inverse-sensitivity", "hs-jointexp", "appindexp"}) {
+    ReleaseRequest request = BasicRequest();
+    request.method = method;
+    request.epsilon = 1e5;
+    request.quantiles = {0.1, 0.5, 0.9};
+    request.seed = 3;
+    std::vector<double> out;
+    ASSERT_TRUE(Release(data, request, &out).ok()) << method;
+    for (size_t j = 0; j < 3; ++j) {
+      const int64_t below =
+          std::lower_bound(sorted.begin(), sorted.end(), out[j]) -
+          sorted.begin();
+      const int64_t target = static_cast<int64_t>(request.quantiles[j] * 3000);
+      EXPECT_LE(std::llabs(below - target), 1)
+          << method << " q " << request.quantiles[j];
+    }
+  }
+}
+
+// Mixed(p, delta) of Lalanne et al. Section 6.1: an atom of mass p at 1/2,
+// the rest uniform on [0, 1/2 - delta] and [1/2 + delta, 1].
+std::vector<double> Mixed(size_t n, double p, double delta, SeededRandom& rng) {
+  std::vector<double> data;
+  for (size_t i = 0; i < n; ++i) {
+    const double u = UniformDouble(rng);
+    if (u < p) {
+      data.push_back(0.5);
+    } else {
+      const double v = UniformDouble(rng) * (0.5 - delta);
+      data.push_back(UniformDouble(rng) < 0.5 ? v : 1 - v);
+    }
+  }
+  return data;
+}
+
+TEST(ReleaseMethodsTest, HsJointExpBeatsJointExpOnAnAtomFiveFold) {
+  // The paper's failure case: Mixed(0.5, 0.25), n = 2000, m = 8, eps = 1,
+  // sup-norm error against the population quantiles, averaged over runs.
+  const std::vector<double> quantiles = {1 / 9.0, 2 / 9.0, 3 / 9.0, 4 / 9.0,
+                                         5 / 9.0, 6 / 9.0, 7 / 9.0, 8 / 9.0};
+  auto population = [](double p) {  // F^-1 of Mixed(0.5, 0.25)
+    return p < 0.25 ? p : (p <= 0.75 ? 0.5 : p);
+  };
+  SeededRandom data_rng(9);
+  double error[2] = {0, 0};
+  const int runs = 20;
+  for (int run = 0; run < runs; ++run) {
+    const std::vector<double> data = Mixed(2000, 0.5, 0.25, data_rng);
+    for (int smoothed = 0; smoothed < 2; ++smoothed) {
+      ReleaseRequest request;
+      request.lower = 0;
+      request.upper = 1;
+      request.quantiles = quantiles;
+      request.epsilon = 1;
+      request.method = smoothed ? "hs-jointexp" : "jointexp";
+      request.seed = 100 + run;
+      std::vector<double> out;
+      ASSERT_TRUE(Release(data, request, &out).ok());
+      double sup = 0;
+      for (size_t j = 0; j < quantiles.size(); ++j) {
+        sup = std::max(sup, std::fabs(out[j] - population(quantiles[j])));
+      }
+      error[smoothed] += sup / runs;
+    }
+  }
+  EXPECT_GT(error[0], 5 * error[1])
+      << "JointExp " << error[0] << " HSJointExp " << error[1];
+}
+
+TEST(ReleaseMethodsTest, EveryNewOptionsBadValuesAreErrors) {
+  struct Case {
+    const char* method;
+    std::vector<std::pair<std::string, double>> numbers;
+    std::vector<std::pair<std::string, std::string>> texts;
+  };
+  const std::vector<Case> cases = {
+      {"aggtree", {{"branching", 1}}, {}},
+      {"aggtree", {{"branching", 2.5}}, {}},
+      {"aggtree", {{"height", 0}}, {}},
+      {"aggtree", {{"branching", 1024}, {"height", 24}}, {}},
+      {"tree-cdf", {{"cells", 1000}}, {}},
+      {"tree-cdf", {{"cells", 1}}, {}},
+      {"tree-cdf", {}, {{"budget", "optimal"}}},
+      {"tree-cdf", {{"budget", 1}}, {}},
+      {"hs-jointexp", {}, {{"jitter", "laplace"}}},
+      {"hs-jointexp", {{"scale", -1}}, {}},
+      {"hs-jointexp", {{"scale", NAN}}, {}},
+      {"hs-jointexp", {{"scale", 1e308}}, {}},
+      {"appindexp", {{"delta", 0}}, {}},
+      {"appindexp", {{"delta", 1}}, {}},
+      {"jointexp", {{"delta", 1e-6}}, {}},
+      {"aq", {}, {{"jitter", "uniform"}}},
+  };
+  for (const Case& c : cases) {
+    ReleaseRequest request = BasicRequest();
+    request.method = c.method;
+    request.options = c.numbers;
+    request.text_options = c.texts;
+    std::vector<double> out;
+    StatusOr<ReleaseReport> report = Release(Data(100, 10), request, &out);
+    ASSERT_FALSE(report.ok()) << c.method;
+    EXPECT_EQ(report.status().code(), StatusCode::kInvalidOption)
+        << c.method << ": " << report.status().message();
+  }
+  // delta goes with epsilon only.
+  ReleaseRequest request = BasicRequest();
+  request.method = "appindexp";
+  request.epsilon.reset();
+  request.rho = 1;
+  request.options = {{"delta", 1e-6}};
+  std::vector<double> out;
+  EXPECT_EQ(Release(Data(100, 11), request, &out).status().code(),
+            StatusCode::kInvalidOption);
+  // Joint mechanisms refuse tables they cannot hold.
+  request = BasicRequest();
+  request.method = "jointexp";
+  request.quantiles.assign(200, 0.5);
+  for (size_t i = 0; i < 200; ++i) request.quantiles[i] = (i + 1) / 201.0;
+  EXPECT_EQ(Release(Data(100000, 12), request, &out).status().code(),
+            StatusCode::kTooLarge);
+}
+
+TEST(ReleaseMethodsTest, ApproximateDpSpendsEpsilonAndDelta) {
+  ReleaseRequest request = BasicRequest();
+  request.method = "appindexp";
+  request.options = {{"delta", 1e-6}};
+  request.quantiles = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9};
+  std::vector<double> out;
+  StatusOr<ReleaseReport> report = Release(Data(1000, 13), request, &out);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report.value().spent.kind, PrivacyBudget::Kind::kApprox);
+  EXPECT_EQ(report.value().spent.delta, 1e-6);
+  EXPECT_GT(report.value().mechanism_epsilon, 1.0 / 9);
+}
+
+TEST(SanitizeTest, ReleasesASortedSampleTrackingTheData) {
+  std::vector<double> data = Data(5000, 14);
+  SanitizeRequest request;
+  request.lower = 0;
+  request.upper = 100;
+  request.epsilon = 1e4;
+  request.size = 200;
+  request.seed = 4;
+  std::vector<double> out(200);
+  std::vector<double> copy = data;
+  StatusOr<ReleaseReport> report =
+      SanitizeSample(copy.data(), copy.size(), request, out.data());
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_EQ(report.value().method, "sanitize");
+  EXPECT_TRUE(std::is_sorted(out.begin(), out.end()));
+  std::sort(data.begin(), data.end());
+  // Every synthetic point sits at its share of the data.
+  for (size_t i = 0; i < 200; i += 20) {
+    const double share = (i + 1) / 201.0;
+    const int64_t below =
+        std::lower_bound(data.begin(), data.end(), out[i]) - data.begin();
+    EXPECT_LE(std::llabs(below - static_cast<int64_t>(share * 5000)), 2);
+  }
+  EXPECT_EQ(SanitizeSize(std::nullopt).value(), kDefaultSanitizeSize);
+  EXPECT_EQ(SanitizeSize(0.0).status().code(), StatusCode::kInvalidOption);
+  EXPECT_EQ(SanitizeSize(2.5).status().code(), StatusCode::kInvalidOption);
+  EXPECT_EQ(SanitizeSize(1e7).status().code(), StatusCode::kInvalidOption);
 }
 
 }  // namespace

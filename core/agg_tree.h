@@ -1,0 +1,63 @@
+// AggTree: a b-ary tree of noisy counts over equal-width leaves of
+// [lower, upper] (Dwork, Naor, Pitassi and Rothblum 2010; Chan, Shi and Song
+// 2011; the AQ paper's baseline, Section 4.1).
+//
+// The tree has b^h leaves and h levels of nodes below the root; each node
+// holds the count of records in its range. A record is in exactly one node
+// per level, so the h levels together have L1 sensitivity h and L2
+// sensitivity sqrt(h) under add/remove-one-record neighbours.
+// Guarantee: every node gets exact discrete Laplace noise of scale h / epsilon
+// (epsilon-DP: each level is (epsilon / h)-DP, basic composition), or exact
+// discrete Gaussian noise of variance h / (2 rho) (rho-zCDP: each level is
+// (rho / h)-zCDP, zCDP composition). Quantiles are post-processing of the
+// noisy counts: descend from the top, at each node into the first child whose
+// cumulative (negative-clamped) count reaches q * n_hat, n_hat the noisy
+// total; interpolate linearly inside the leaf.
+#ifndef DPQ_CORE_AGG_TREE_H_
+#define DPQ_CORE_AGG_TREE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/discrete_noise.h"
+#include "core/privacy.h"
+#include "core/random.h"
+#include "core/status.h"
+
+namespace dpq {
+
+// Tree shape. Defaults: 16^4 = 65,536 leaves. Privacy-relevant only through
+// h, which sets the noise scale; any valid shape is private.
+struct AggTreeShape {
+  int branching = 16;
+  int height = 4;
+};
+
+// Most leaves a tree may have (memory). Not privacy-relevant.
+constexpr int64_t kMaxTreeLeaves = int64_t{1} << 22;
+
+// branching in [2, 1024], height in [1, 24], at most kMaxTreeLeaves leaves.
+Status ValidateAggTreeShape(const AggTreeShape& shape);
+
+// Exact node counts, level 0 (leaves) to level h - 1 (the root's children),
+// leaf index floor((x - lower) / (upper - lower) * leaves) clamped. For the
+// privacy tests.
+std::vector<std::vector<int64_t>> AggTreeCounts(const double* values,
+                                                size_t count, double lower,
+                                                double upper,
+                                                const AggTreeShape& shape);
+
+// The noise every node gets for `budget` (kPure or kZcdp).
+StatusOr<CountNoise> AggTreeNoise(const AggTreeShape& shape,
+                                  const PrivacyBudget& budget);
+
+// One value per quantile (any quantiles in (0, 1), ascending), non-decreasing.
+StatusOr<std::vector<double>> ReleaseAggTree(
+    const double* values, size_t count, double lower, double upper,
+    const std::vector<double>& quantiles, const AggTreeShape& shape,
+    const PrivacyBudget& budget, RandomSource& rng);
+
+}  // namespace dpq
+
+#endif  // DPQ_CORE_AGG_TREE_H_

@@ -1,0 +1,24 @@
+#include "core/app_ind_exp.h"
+
+#include <algorithm>
+
+#include "core/exponential_quantile.h"
+
+namespace dpq {
+
+std::vector<int64_t> SampleAppIndExp(const double* cells, size_t count,
+                                     int64_t steps,
+                                     const std::vector<double>& quantiles,
+                                     double epsilon_each, RandomSource& rng) {
+  const ExponentialQuantileSampler sampler(epsilon_each);
+  std::vector<int64_t> points;
+  points.reserve(quantiles.size());
+  for (double q : quantiles) {
+    points.push_back(
+        sampler.SamplePoint(MakeGapProblem(cells, count, 0, steps, q), rng));
+  }
+  std::sort(points.begin(), points.end());
+  return points;
+}
+
+}  // namespace dpq

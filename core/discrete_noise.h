@@ -1,0 +1,77 @@
+// Exact discrete Laplace and discrete Gaussian samplers (Canonne, Kamath and
+// Steinke, "The Discrete Gaussian for Differential Privacy", 2020), with
+// integer arithmetic only: no floating-point inverse CDF, whose rounding
+// leaks (Mironov 2012). Noise parameters are rationals; the helpers below pick
+// a rational at least as large as the scale a mechanism asks for, so the noise
+// is never smaller than the privacy analysis assumes.
+#ifndef DPQ_CORE_DISCRETE_NOISE_H_
+#define DPQ_CORE_DISCRETE_NOISE_H_
+
+#include <cstdint>
+
+#include "core/privacy.h"
+#include "core/random.h"
+#include "core/status.h"
+
+namespace dpq {
+
+__extension__ typedef unsigned __int128 Uint128;
+
+// A positive rational numerator / denominator.
+struct Rational {
+  uint64_t numerator = 1;
+  uint64_t denominator = 1;
+  double Value() const {
+    return static_cast<double>(numerator) / static_cast<double>(denominator);
+  }
+};
+
+// Largest discrete Laplace scale and discrete Gaussian variance supported:
+// beyond them the integer arithmetic below could overflow. Counts are at
+// most 2^31, so larger noise would release nothing anyway. Privacy-relevant
+// only in that a request above them is refused, never weakened.
+constexpr double kMaxLaplaceScale = 1099511627776.0;      // 2^40
+constexpr double kMaxGaussianVariance = 1099511627776.0;  // 2^40
+
+// The smallest rational >= scale whose numerator stays below 2^40, or
+// INVALID_PRIVACY when the scale is not finite, not > 0 or above the limit.
+StatusOr<Rational> LaplaceScaleAtLeast(double scale);
+// The same for a discrete Gaussian variance sigma^2.
+StatusOr<Rational> GaussianVarianceAtLeast(double variance);
+
+// Uniform integer in [0, bound), bound >= 1.
+Uint128 UniformInteger128(RandomSource& rng, Uint128 bound);
+// True with probability numerator / denominator (numerator <= denominator).
+bool BernoulliRational(RandomSource& rng, Uint128 numerator,
+                       Uint128 denominator);
+// True with probability exp(-numerator / denominator).
+bool BernoulliExpMinus(RandomSource& rng, Uint128 numerator,
+                       Uint128 denominator);
+
+// P(x) proportional to exp(-|x| / scale) on the integers.
+int64_t SampleDiscreteLaplace(RandomSource& rng, const Rational& scale);
+// P(x) proportional to exp(-x^2 / (2 variance)) on the integers.
+int64_t SampleDiscreteGaussian(RandomSource& rng, const Rational& variance);
+
+// Noise for one level of counts of sensitivity 1, given that level's share of
+// the budget: pure epsilon gives a discrete Laplace of scale >= 1 / epsilon
+// (epsilon-DP); rho gives a discrete Gaussian of variance >= 1 / (2 rho)
+// (rho-zCDP, CKS 2020 Theorem 14).
+struct CountNoise {
+  enum class Kind { kLaplace, kGaussian };
+  Kind kind = Kind::kLaplace;
+  Rational parameter;  // the scale (Laplace) or the variance (Gaussian)
+
+  int64_t Sample(RandomSource& rng) const;
+  double Pmf(int64_t x) const;
+};
+// `share` must be kPure or kZcdp.
+StatusOr<CountNoise> CountNoiseFor(const PrivacyBudget& share);
+
+// Exact probability mass functions, for the tests and the privacy checks.
+double DiscreteLaplacePmf(int64_t x, double scale);
+double DiscreteGaussianPmf(int64_t x, double variance);
+
+}  // namespace dpq
+
+#endif  // DPQ_CORE_DISCRETE_NOISE_H_

@@ -1,0 +1,97 @@
+// JointExp (Gillenwater, Joseph and Kulesza 2021, as defined in Section 2.3 of
+// Lalanne, Gastaud, Grislain, Garivier and Gribonval, "Private Quantiles
+// Estimation in the Presence of Atoms"): one exponential mechanism over all
+// non-decreasing m-tuples of output points.
+//
+// Output space: non-decreasing m-tuples of points of the public grid
+// (prepare.h). Utility: u = -1/2 sum_{j=0..m} |d_j - n (p_{j+1} - p_j)|,
+// with d_j the number of records between output j - 1 and output j (p_0 = 0,
+// p_{m+1} = 1). Adding or removing one record changes one d_j by 1 and moves
+// the targets n (p_{j+1} - p_j) by a total of at most 1, so u has sensitivity
+// 1 under add/remove neighbours (and under replacing one record: two d_j move
+// by 1). Guarantee: P(tuple) proportional to exp(epsilon u / 2) is
+// epsilon-DP, hence (epsilon^2 / 8)-zCDP (bounded range).
+//
+// Sampling is exact by dynamic programming over (quantile, gap) in log space:
+// the tuples with quantile j in gap i form blocks whose number of tuples is a
+// product of multiset counts C(size + k - 1, k) over the gaps holding k
+// outputs. Forward: F(e, i), the log mass of the first e + 1 outputs with the
+// last in gap i; a run of outputs s..e sharing gap i is summed explicitly
+// (O(m^2 n)); transitions between gaps use the kernel's split at its target
+// into a prefix log-sum-exp and a sliding window (O(mn) in all, no
+// subtraction). Backward: draw the last gap, the start of its run, the gap
+// before, ..., then a uniform multiset of points inside each gap.
+// Memory: two m x (n + 1) tables of doubles.
+#ifndef DPQ_CORE_JOINT_EXP_H_
+#define DPQ_CORE_JOINT_EXP_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/exponential_quantile.h"
+#include "core/random.h"
+#include "core/status.h"
+
+namespace dpq {
+
+// Largest m x (n + 1) table a joint sampler may build (two of them are
+// built). Memory only; not privacy-relevant.
+constexpr size_t kMaxJointTableEntries = size_t{1} << 24;
+
+// The log-weight of d records falling between consecutive outputs: interval
+// j (0..m) contributes -slope * |d - targets[j]|. Constants that do not
+// depend on the tuple are dropped: they cancel in the normalisation.
+struct JointKernel {
+  double slope = 0;
+  std::vector<double> targets;  // m + 1 entries
+
+  double LogWeight(size_t interval, double d) const {
+    const double gap = d - targets[interval];
+    return -slope * (gap < 0 ? -gap : gap);
+  }
+};
+
+// JointExp's kernel: slope epsilon / 4, targets n (p_{j+1} - p_j).
+JointKernel JointExpKernel(size_t count, const std::vector<double>& quantiles,
+                           double epsilon);
+
+// TOO_LARGE when m x (n + 1) exceeds kMaxJointTableEntries.
+Status CheckJointSize(size_t count, size_t quantiles);
+
+class JointSampler {
+ public:
+  // `cells` sorted record cells of a grid with `steps` steps; the kernel has
+  // one target per interval (m + 1). Call CheckJointSize first.
+  JointSampler(const double* cells, size_t count, int64_t steps,
+               JointKernel kernel);
+
+  // log of the total weight of every tuple.
+  double LogNormaliser() const { return log_normaliser_; }
+  // Draws one tuple of grid points, non-decreasing.
+  std::vector<int64_t> Sample(RandomSource& rng) const;
+  // Exact log P(tuple): utility minus the log normaliser; -inf for tuples
+  // outside the output space. For the tests.
+  double LogProbability(const std::vector<int64_t>& points) const;
+
+ private:
+  double Forward(size_t e, size_t i) const { return forward_[e * gaps_ + i]; }
+  double RunStart(size_t s, size_t i) const {
+    return run_start_[s * gaps_ + i];
+  }
+  // log C(size_i + len - 1, len) for len = 1..m.
+  std::vector<double> RunLogCounts(size_t i) const;
+
+  GapProblem gaps_problem_;
+  size_t gaps_;
+  size_t m_;
+  JointKernel kernel_;
+  std::vector<double> zero_prefix_;  // sum of LogWeight(j, 0), j = 1..e
+  std::vector<double> forward_;      // F(e, i)
+  std::vector<double> run_start_;    // B(s, i) - zero_prefix_[s]
+  double log_normaliser_ = 0;
+};
+
+}  // namespace dpq
+
+#endif  // DPQ_CORE_JOINT_EXP_H_

@@ -1,0 +1,219 @@
+// AggTree and the isotonic tree CDF.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "core/agg_tree.h"
+#include "core/random.h"
+#include "core/tree_cdf.h"
+
+namespace dpq {
+namespace {
+
+std::vector<double> UniformValues(size_t n, uint64_t seed) {
+  SeededRandom rng(seed);
+  std::vector<double> values;
+  for (size_t i = 0; i < n; ++i) values.push_back(100 * UniformDouble(rng));
+  return values;
+}
+
+// Largest |log pmf(y - a) - log pmf(y - b)| over outputs y: the privacy loss
+// of one noisy count whose true value moved from a to b.
+double WorstLogRatio(const CountNoise& noise, int64_t a, int64_t b) {
+  double worst = 0;
+  for (int64_t y = -300; y <= 300; ++y) {
+    worst = std::max(worst, std::fabs(std::log(noise.Pmf(y - a)) -
+                                      std::log(noise.Pmf(y - b))));
+  }
+  return worst;
+}
+
+TEST(AggTreeTest, CountsAddUpOnEveryLevel) {
+  const std::vector<double> values = UniformValues(1000, 1);
+  const AggTreeShape shape{4, 3};
+  const auto levels =
+      AggTreeCounts(values.data(), values.size(), 0, 100, shape);
+  ASSERT_EQ(levels.size(), 3u);
+  EXPECT_EQ(levels[0].size(), 64u);
+  for (const auto& level : levels) {
+    EXPECT_EQ(std::accumulate(level.begin(), level.end(), int64_t{0}), 1000);
+  }
+}
+
+TEST(AggTreeTest, PrivacyLossOfNeighboursIsAtMostEpsilon) {
+  // Exact output probabilities of the noisy counts: a product of discrete
+  // noise pmfs over nodes. Adding one record changes one node per level; the
+  // worst-case loss is the sum over those nodes of each node's worst ratio.
+  const AggTreeShape shape{3, 4};
+  for (const PrivacyBudget& budget :
+       {PrivacyBudget::Pure(0.5), PrivacyBudget::Pure(2.0)}) {
+    const CountNoise noise = AggTreeNoise(shape, budget).value();
+    const std::vector<double> base = {1, 40, 41, 77, 99.5};
+    for (double added : {0.0, 13.0, 40.5, 100.0}) {
+      std::vector<double> neighbour = base;
+      neighbour.push_back(added);
+      const auto a = AggTreeCounts(base.data(), base.size(), 0, 100, shape);
+      const auto b =
+          AggTreeCounts(neighbour.data(), neighbour.size(), 0, 100, shape);
+      double loss = 0;
+      int changed = 0;
+      for (size_t l = 0; l < a.size(); ++l) {
+        for (size_t j = 0; j < a[l].size(); ++j) {
+          if (a[l][j] == b[l][j]) continue;
+          ++changed;
+          loss += WorstLogRatio(noise, a[l][j], b[l][j]);
+        }
+      }
+      EXPECT_EQ(changed, shape.height);
+      EXPECT_LE(loss, budget.epsilon + 1e-9);
+      EXPECT_GT(loss, 0.9 * budget.epsilon);
+    }
+  }
+}
+
+TEST(AggTreeTest, LargeEpsilonIsAccurateAndOrdered) {
+  const std::vector<double> values = UniformValues(20000, 2);
+  std::vector<double> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  const std::vector<double> quantiles = {0.05, 0.25, 0.5, 0.75, 0.95};
+  SeededRandom rng(3);
+  for (const PrivacyBudget& budget :
+       {PrivacyBudget::Pure(1e3), PrivacyBudget::Zcdp(1e5)}) {
+    const auto released =
+        ReleaseAggTree(values.data(), values.size(), 0, 100, quantiles,
+                       AggTreeShape{}, budget, rng);
+    ASSERT_TRUE(released.ok());
+    ASSERT_TRUE(
+        std::is_sorted(released.value().begin(), released.value().end()));
+    for (size_t j = 0; j < quantiles.size(); ++j) {
+      const double truth = sorted[static_cast<size_t>(quantiles[j] * 20000)];
+      EXPECT_NEAR(released.value()[j], truth, 0.05);
+    }
+  }
+}
+
+TEST(AggTreeTest, RejectsBadShapes) {
+  EXPECT_EQ(ValidateAggTreeShape({1, 4}).code(), StatusCode::kInvalidOption);
+  EXPECT_EQ(ValidateAggTreeShape({16, 0}).code(), StatusCode::kInvalidOption);
+  EXPECT_EQ(ValidateAggTreeShape({16, 7}).code(), StatusCode::kInvalidOption);
+  EXPECT_TRUE(ValidateAggTreeShape({2, 22}).ok());
+}
+
+// The poster's closed form: v'_k = min_{j >= k} max_{i <= k} mean(v[i..j]).
+std::vector<double> BruteForceIsotonic(const std::vector<double>& v) {
+  std::vector<double> fitted(v.size());
+  for (size_t k = 0; k < v.size(); ++k) {
+    double best = INFINITY;
+    for (size_t j = k; j < v.size(); ++j) {
+      double worst = -INFINITY;
+      for (size_t i = 0; i <= k; ++i) {
+        double sum = 0;
+        for (size_t t = i; t <= j; ++t) sum += v[t];
+        worst = std::max(worst, sum / static_cast<double>(j - i + 1));
+      }
+      best = std::min(best, worst);
+    }
+    fitted[k] = best;
+  }
+  return fitted;
+}
+
+TEST(TreeCdfTest, PoolAdjacentViolatorsMatchesTheBruteForceFit) {
+  SeededRandom rng(4);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<double> v;
+    const size_t n = 1 + UniformInteger(rng, 12);
+    for (size_t i = 0; i < n; ++i)
+      v.push_back(std::round(20 * UniformDouble(rng)) - 5);
+    const std::vector<double> fast = IsotonicRegression(v);
+    const std::vector<double> slow = BruteForceIsotonic(v);
+    ASSERT_EQ(fast.size(), n);
+    for (size_t i = 0; i < n; ++i) ASSERT_NEAR(fast[i], slow[i], 1e-9);
+    ASSERT_TRUE(std::is_sorted(fast.begin(), fast.end()));
+  }
+}
+
+TEST(TreeCdfTest, DyadicPrefixesOfExactCountsAreTheCdf) {
+  const std::vector<double> values = UniformValues(500, 5);
+  const TreeCdfShape shape{64, TreeBudgetSplit::kUniform};
+  const auto counts =
+      TreeCdfCounts(values.data(), values.size(), 0, 100, shape);
+  ASSERT_EQ(counts.size(), 7u);
+  std::vector<std::vector<double>> levels;
+  for (const auto& level : counts)
+    levels.emplace_back(level.begin(), level.end());
+  const std::vector<double> prefix = DyadicPrefixSums(levels);
+  double running = 0;
+  for (size_t x = 0; x < 64; ++x) {
+    running += counts[0][x];
+    EXPECT_EQ(prefix[x], running);
+  }
+}
+
+TEST(TreeCdfTest, LevelBudgetsSumToTheBudgetAndEachLevelIsBounded) {
+  for (TreeBudgetSplit split :
+       {TreeBudgetSplit::kUniform, TreeBudgetSplit::kMinVariance}) {
+    const TreeCdfShape shape{256, split};
+    for (const PrivacyBudget& budget :
+         {PrivacyBudget::Pure(1.0), PrivacyBudget::Zcdp(0.5)}) {
+      const auto shares = TreeCdfLevelBudgets(shape, budget);
+      ASSERT_EQ(shares.size(), 9u);
+      double epsilon = 0, rho = 0;
+      for (const auto& share : shares) {
+        epsilon += share.epsilon;
+        rho += share.rho;
+      }
+      EXPECT_NEAR(epsilon, budget.epsilon, 1e-12);
+      EXPECT_NEAR(rho, budget.rho, 1e-12);
+      if (budget.kind == PrivacyBudget::Kind::kPure) {
+        // One record moves one count per level by 1: the loss is at most the
+        // sum of each level's worst ratio, which is at most its share.
+        double loss = 0;
+        for (const auto& share : shares) {
+          loss += WorstLogRatio(CountNoiseFor(share).value(), 5, 6);
+        }
+        EXPECT_LE(loss, budget.epsilon + 1e-9);
+      }
+      if (split == TreeBudgetSplit::kMinVariance) {
+        // The root (weight 1/3) gets less than a level below it (weight 1/2).
+        EXPECT_LT(shares.back().epsilon + shares.back().rho,
+                  shares[0].epsilon + shares[0].rho);
+      }
+    }
+  }
+}
+
+TEST(TreeCdfTest, LargeEpsilonIsAccurateAndOrdered) {
+  const std::vector<double> values = UniformValues(20000, 6);
+  std::vector<double> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  const std::vector<double> quantiles = {0.05, 0.25, 0.5, 0.75, 0.95};
+  SeededRandom rng(7);
+  for (TreeBudgetSplit split :
+       {TreeBudgetSplit::kUniform, TreeBudgetSplit::kMinVariance}) {
+    const auto released = ReleaseTreeCdf(values.data(), values.size(), 0, 100,
+                                         quantiles, TreeCdfShape{4096, split},
+                                         PrivacyBudget::Pure(1e3), rng);
+    ASSERT_TRUE(released.ok());
+    ASSERT_TRUE(
+        std::is_sorted(released.value().begin(), released.value().end()));
+    for (size_t j = 0; j < quantiles.size(); ++j) {
+      EXPECT_NEAR(released.value()[j],
+                  sorted[static_cast<size_t>(quantiles[j] * 20000)], 0.1);
+    }
+  }
+}
+
+TEST(TreeCdfTest, RejectsBadCells) {
+  EXPECT_EQ(ValidateTreeCdfShape({1000, TreeBudgetSplit::kUniform}).code(),
+            StatusCode::kInvalidOption);
+  EXPECT_EQ(ValidateTreeCdfShape({1, TreeBudgetSplit::kUniform}).code(),
+            StatusCode::kInvalidOption);
+  EXPECT_TRUE(ValidateTreeCdfShape({2, TreeBudgetSplit::kUniform}).ok());
+}
+
+}  // namespace
+}  // namespace dpq

@@ -63,6 +63,7 @@ StatusOr<Rational> GaussianVarianceAtLeast(double variance) {
 }
 
 Uint128 UniformInteger128(RandomSource& rng, Uint128 bound) {
+  if (bound <= 1) return 0;  // callers pass bound >= 1
   const Uint128 max = ~static_cast<Uint128>(0);
   const Uint128 limit = max - max % bound;
   Uint128 value;

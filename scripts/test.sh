@@ -23,6 +23,7 @@ step "core tests (native)" build/native/dpq_core_tests \
   --gtest_output=json:"$results/gtest-native.json"
 step "core tests (WASM in Node)" node --no-experimental-fetch \
   build/wasm/dpq_core_tests.cjs --gtest_output=json:"$results/gtest-wasm.json"
+step "test types" npx tsc -p tests/tsconfig.json
 step "package, CLI and browser tests (Vitest)" npx vitest run \
   --reporter=default --reporter=json --outputFile.json="$results/vitest.json"
 

@@ -5,6 +5,7 @@
 #include <emscripten/val.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/release.h"
@@ -23,10 +24,38 @@ struct WasmReleaseResult {
   double epsilon = 0;
   double delta = 0;
   double rho = 0;
+  std::string neighbouring;
   int levels = 0;
   double mechanismEpsilon = 0;
-  std::string neighbouring;
 };
+
+WasmReleaseResult ToResult(const dpq::StatusOr<dpq::ReleaseReport>& report) {
+  WasmReleaseResult result;
+  result.code = static_cast<int>(report.status().code());
+  result.codeName = dpq::StatusCodeName(report.status().code());
+  result.message = report.status().message();
+  if (!report.ok()) return result;
+  const dpq::ReleaseReport& r = report.value();
+  result.method = r.method;
+  switch (r.spent.kind) {
+    case dpq::PrivacyBudget::Kind::kPure:
+      result.privacyKind = "pure";
+      break;
+    case dpq::PrivacyBudget::Kind::kApprox:
+      result.privacyKind = "approx";
+      break;
+    case dpq::PrivacyBudget::Kind::kZcdp:
+      result.privacyKind = "zcdp";
+      break;
+  }
+  result.epsilon = r.spent.epsilon;
+  result.delta = r.spent.delta;
+  result.rho = r.spent.rho;
+  result.neighbouring = r.neighbouring;
+  result.levels = r.levels;
+  result.mechanismEpsilon = r.mechanism_epsilon;
+  return result;
+}
 
 std::optional<double> OptionalNumber(const val& object, const char* key) {
   const val value = object[key];
@@ -34,10 +63,16 @@ std::optional<double> OptionalNumber(const val& object, const char* key) {
   return value.as<double>();
 }
 
+std::optional<uint64_t> OptionalSeed(const val& spec) {
+  const std::optional<double> seed = OptionalNumber(spec, "seed");
+  if (!seed.has_value()) return std::nullopt;
+  return static_cast<uint64_t>(*seed);  // a safe integer, checked in TS
+}
+
 // data: `count` doubles at data_address (overwritten: it is the caller's
 // scratch copy); quantiles: `quantile_count` doubles; out: room for as many.
-// spec: { method, lower, upper, epsilon?, rho?, seed?, options? }, with
-// JavaScript types already checked by the TypeScript layer.
+// spec: { method, lower, upper, epsilon?, rho?, seed?, options? }, options
+// mapping names to numbers or strings; JavaScript types are checked in TS.
 WasmReleaseResult Release(uintptr_t data_address, uint32_t count,
                           uintptr_t quantiles_address, uint32_t quantile_count,
                           uintptr_t out_address, const val& spec) {
@@ -47,8 +82,7 @@ WasmReleaseResult Release(uintptr_t data_address, uint32_t count,
   request.upper = spec["upper"].as<double>();
   request.epsilon = OptionalNumber(spec, "epsilon");
   request.rho = OptionalNumber(spec, "rho");
-  const std::optional<double> seed = OptionalNumber(spec, "seed");
-  if (seed.has_value()) request.seed = static_cast<uint64_t>(*seed);
+  request.seed = OptionalSeed(spec);
   const double* quantiles = reinterpret_cast<const double*>(quantiles_address);
   request.quantiles.assign(quantiles, quantiles + quantile_count);
   const val options = spec["options"];
@@ -57,33 +91,41 @@ WasmReleaseResult Release(uintptr_t data_address, uint32_t count,
     const int length = keys["length"].as<int>();
     for (int i = 0; i < length; ++i) {
       const std::string key = keys[i].as<std::string>();
-      request.options.emplace_back(key, options[key].as<double>());
+      const val value = options[key];
+      if (value.isString()) {
+        request.text_options.emplace_back(key, value.as<std::string>());
+      } else {
+        request.options.emplace_back(key, value.as<double>());
+      }
     }
   }
-
-  const dpq::StatusOr<dpq::ReleaseReport> report =
+  return ToResult(
       dpq::ReleaseQuantiles(reinterpret_cast<double*>(data_address), count,
-                            request, reinterpret_cast<double*>(out_address));
-  WasmReleaseResult result;
-  result.code = static_cast<int>(report.status().code());
-  result.codeName = dpq::StatusCodeName(report.status().code());
-  result.message = report.status().message();
-  if (report.ok()) {
-    const dpq::ReleaseReport& r = report.value();
-    result.method = r.method;
-    result.privacyKind =
-        r.spent.kind == dpq::PrivacyBudget::Kind::kPure
-            ? "pure"
-            : (r.spent.kind == dpq::PrivacyBudget::Kind::kApprox ? "approx"
-                                                                 : "zcdp");
-    result.epsilon = r.spent.epsilon;
-    result.delta = r.spent.delta;
-    result.rho = r.spent.rho;
-    result.levels = r.levels;
-    result.mechanismEpsilon = r.mechanism_epsilon;
-    result.neighbouring = r.neighbouring;
-  }
-  return result;
+                            request, reinterpret_cast<double*>(out_address)));
+}
+
+// data as for Release; out: room for SanitizeSize(spec) doubles.
+// spec: { lower, upper, epsilon?, rho?, size?, seed? }.
+WasmReleaseResult Sanitize(uintptr_t data_address, uint32_t count,
+                           uintptr_t out_address, const val& spec) {
+  dpq::SanitizeRequest request;
+  request.lower = spec["lower"].as<double>();
+  request.upper = spec["upper"].as<double>();
+  request.epsilon = OptionalNumber(spec, "epsilon");
+  request.rho = OptionalNumber(spec, "rho");
+  request.size = OptionalNumber(spec, "size");
+  request.seed = OptionalSeed(spec);
+  return ToResult(dpq::SanitizeSample(reinterpret_cast<double*>(data_address),
+                                      count, request,
+                                      reinterpret_cast<double*>(out_address)));
+}
+
+// The sample size a sanitize spec asks for, or -1 when it is invalid (the
+// Sanitize call then reports why).
+double SanitizeSize(const val& spec) {
+  const dpq::StatusOr<size_t> size =
+      dpq::SanitizeSize(OptionalNumber(spec, "size"));
+  return size.ok() ? static_cast<double>(size.value()) : -1;
 }
 
 std::string Methods() {
@@ -107,9 +149,11 @@ EMSCRIPTEN_BINDINGS(dp_quantiles) {
       .field("epsilon", &WasmReleaseResult::epsilon)
       .field("delta", &WasmReleaseResult::delta)
       .field("rho", &WasmReleaseResult::rho)
+      .field("neighbouring", &WasmReleaseResult::neighbouring)
       .field("levels", &WasmReleaseResult::levels)
-      .field("mechanismEpsilon", &WasmReleaseResult::mechanismEpsilon)
-      .field("neighbouring", &WasmReleaseResult::neighbouring);
+      .field("mechanismEpsilon", &WasmReleaseResult::mechanismEpsilon);
   emscripten::function("release", &Release);
+  emscripten::function("sanitize", &Sanitize);
+  emscripten::function("sanitizeSize", &SanitizeSize);
   emscripten::function("methods", &Methods);
 }

@@ -2,7 +2,12 @@
 // module, no mocks.
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { DpQuantilesError, loadDpQuantiles, type DpQuantiles } from '../../dist/node.js';
+import {
+  DpQuantilesError,
+  loadDpQuantiles,
+  type DpQuantiles,
+  type QuantilesOptions,
+} from '../../dist/node.js';
 
 let dpq: DpQuantiles;
 beforeAll(async () => {
@@ -125,10 +130,11 @@ describe('quantiles', () => {
     expect(release.privacy).toEqual({ kind: 'zcdp', rho: 0.5 });
     expect(release.method).toBe('aq');
     expect(release.levels).toBe(2);
-    expect(release.epsilonPerLevel).toBeCloseTo(Math.sqrt((8 * 0.5) / 2), 12);
+    expect(release.mechanismEpsilon).toBeCloseTo(Math.sqrt((8 * 0.5) / 2), 12);
+    expect(release.neighbouring).toBe('add-remove');
     const pure = dpq.release(data, { ...base, epsilon: 2 });
     expect(pure.privacy).toEqual({ kind: 'pure', epsilon: 2 });
-    expect(pure.epsilonPerLevel).toBeCloseTo(1, 12);
+    expect(pure.mechanismEpsilon).toBeCloseTo(1, 12);
   });
 
   it('handles no data, one value, one quantile and more quantiles than values', () => {
@@ -167,8 +173,10 @@ describe('bad input', () => {
     ['too many quantiles', () => dpq.quantiles(data, { ...base, quantiles: new Float64Array(2 ** 20 + 1).fill(0.5) }), 'TOO_LARGE'],
     // @ts-expect-error: an unknown method from JavaScript
     ['unknown method', () => dpq.quantiles(data, { ...base, method: 'median' }), 'UNKNOWN_METHOD', "'aq'"],
-    // @ts-expect-error: an option AQ does not take
-    ['option AQ does not take', () => dpq.quantiles(data, { ...base, branching: 4 }), 'INVALID_OPTION', 'branching'],
+    // From JavaScript (TypeScript cannot flag it without a method to narrow on).
+    ['option AQ does not take', () => dpq.quantiles(data, { ...base, branching: 4 } as QuantilesOptions), 'INVALID_OPTION', 'branching'],
+    // @ts-expect-error: an option of the wrong JavaScript type
+    ['boolean option', () => dpq.quantiles(data, { ...base, method: 'aggtree', height: true }), 'INVALID_OPTION', 'height'],
     // @ts-expect-error: wrong JavaScript types
     ['data not an array', () => dpq.quantiles('1,2,3', base), 'INVALID_ARGUMENT'],
     // @ts-expect-error: wrong JavaScript types

@@ -1,14 +1,23 @@
 import type {
   DpqWasmModule,
+  WasmReleaseResult,
   WasmReleaseSpec,
+  WasmSanitizeSpec,
 } from './generated/dpq_module.mjs';
 import { DpQuantilesError, type DpQuantilesErrorCode } from './errors.js';
 
-/** Release methods. Later versions add more; each states its guarantee. */
-export type QuantileMethod = 'aq';
+/** Release methods; docs/algorithms/ has a page for each. */
+export type QuantileMethod =
+  | 'aq'
+  | 'jointexp'
+  | 'inverse-sensitivity'
+  | 'hs-jointexp'
+  | 'appindexp'
+  | 'aggtree'
+  | 'tree-cdf';
 
-/** Options of one release. Exactly one of `epsilon` and `rho`. */
-export interface QuantilesOptions {
+/** Options every method takes. Exactly one of `epsilon` and `rho`. */
+export interface BaseQuantilesOptions {
   /** Public lower bound. Values below it are clamped to it. */
   lower: number;
   /** Public upper bound. Values above it are clamped to it. */
@@ -19,8 +28,6 @@ export interface QuantilesOptions {
   epsilon?: number;
   /** rho-zCDP budget for the whole release. */
   rho?: number;
-  /** The mechanism; `'aq'` (ApproximateQuantiles) by default. */
-  method?: QuantileMethod;
   /**
    * Makes the release reproducible. FOR TESTS ONLY: a seeded release is not
    * private, since anyone who knows or guesses the seed can remove the noise.
@@ -29,22 +36,93 @@ export interface QuantilesOptions {
   seed?: number;
 }
 
+/** ApproximateQuantiles (the default): many quantiles, error growing with log m. */
+export interface AqOptions extends BaseQuantilesOptions {
+  method?: 'aq';
+}
+/** JointExp: one exponential mechanism over all m-tuples. */
+export interface JointExpOptions extends BaseQuantilesOptions {
+  method: 'jointexp';
+}
+/** Inverse sensitivity: JointExp's cousin; replace-one neighbours, n public. */
+export interface InverseSensitivityOptions extends BaseQuantilesOptions {
+  method: 'inverse-sensitivity';
+}
+/** HSJointExp: JointExp on jittered data, for data with atoms. */
+export interface HsJointExpOptions extends BaseQuantilesOptions {
+  method: 'hs-jointexp';
+  /** Jitter distribution; `'uniform'` by default. */
+  jitter?: 'uniform' | 'gaussian';
+  /** Jitter standard deviation, public; default 2^-20 (upper - lower). */
+  scale?: number;
+}
+/** AppIndExp: m independent exponential mechanisms. */
+export interface AppIndExpOptions extends BaseQuantilesOptions {
+  method: 'appindexp';
+  /** With `epsilon`: (epsilon, delta)-DP by optimal composition. */
+  delta?: number;
+}
+/** AggTree: a b-ary tree of noisy counts. */
+export interface AggTreeOptions extends BaseQuantilesOptions {
+  method: 'aggtree';
+  /** Children per node, 2..1024; default 16. */
+  branching?: number;
+  /** Levels below the root, 1..24; default 4 (16^4 leaves). */
+  height?: number;
+}
+/** Binary-tree CDF made monotone by isotonic regression. */
+export interface TreeCdfOptions extends BaseQuantilesOptions {
+  method: 'tree-cdf';
+  /** Equal cells of [lower, upper], a power of two up to 2^22; default 1024. */
+  cells?: number;
+  /** Budget across tree levels; `'uniform'` by default. */
+  budget?: 'uniform' | 'min-variance';
+}
+
+/** Options of one release; `method` selects the mechanism and its options. */
+export type QuantilesOptions =
+  | AqOptions
+  | JointExpOptions
+  | InverseSensitivityOptions
+  | HsJointExpOptions
+  | AppIndExpOptions
+  | AggTreeOptions
+  | TreeCdfOptions;
+
+/** Options of `sanitize`. Exactly one of `epsilon` and `rho`. */
+export interface SanitizeOptions {
+  lower: number;
+  upper: number;
+  epsilon?: number;
+  rho?: number;
+  /** Sample size, published with the sample; default 1000. */
+  size?: number;
+  /** Reproducible, NOT private: tests only. */
+  seed?: number;
+}
+
 /** What a release spent, for the caller's privacy accounting. */
 export type PrivacySpent =
   | { kind: 'pure'; epsilon: number }
+  | { kind: 'approx'; epsilon: number; delta: number }
   | { kind: 'zcdp'; rho: number };
 
 /** A release with its privacy accounting. */
 export interface QuantilesRelease {
   /** One private value per requested quantile, in the order requested. */
   values: Float64Array;
-  method: QuantileMethod;
+  method: QuantileMethod | 'sanitize';
   /** The budget this release spent (all of the budget given). */
   privacy: PrivacySpent;
-  /** AQ: recursion levels the budget was split over. */
+  /**
+   * Who the guarantee protects: `'add-remove'` (one value added or removed)
+   * or `'replace-one'` (one value replaced; the number of values is public).
+   */
+  neighbouring: 'add-remove' | 'replace-one';
+  /** AQ: recursion levels the budget was split over (0 otherwise). */
   levels: number;
-  /** AQ: epsilon of each level's exponential mechanisms. */
-  epsilonPerLevel: number;
+  /** Epsilon each exponential mechanism ran with (0 for the tree methods). */
+  mechanismEpsilon: number;
 }
 
 /** The loaded library. Create it with `loadDpQuantiles()`. */
@@ -52,33 +130,23 @@ export interface DpQuantiles {
   /**
    * Releases one differentially private value per requested quantile, in the
    * order requested: inside [lower, upper], non-decreasing along increasing
-   * quantiles. Neighbouring datasets differ by one added or removed value.
-   * Throws `DpQuantilesError` on invalid input.
+   * quantiles. Throws `DpQuantilesError` on invalid input.
    */
-  quantiles(
-    data: Float64Array | ArrayLike<number>,
-    options: QuantilesOptions,
-  ): Float64Array;
+  quantiles(data: Float64Array | ArrayLike<number>, options: QuantilesOptions): Float64Array;
   /** Like `quantiles`, and also reports the privacy spent. */
-  release(
-    data: Float64Array | ArrayLike<number>,
-    options: QuantilesOptions,
-  ): QuantilesRelease;
+  release(data: Float64Array | ArrayLike<number>, options: QuantilesOptions): QuantilesRelease;
+  /**
+   * A private synthetic sample (sorted) whose empirical quantiles track the
+   * data's: AQ at `size` evenly spaced quantiles (AQ paper, Corollary 3.6).
+   */
+  sanitize(data: Float64Array | ArrayLike<number>, options: SanitizeOptions): Float64Array;
   /** The method names this build supports. */
   readonly methods: readonly QuantileMethod[];
   /** Current size of the WebAssembly heap in bytes (diagnostics). */
   heapBytes(): number;
 }
 
-const KNOWN_KEYS = new Set([
-  'lower',
-  'upper',
-  'quantiles',
-  'epsilon',
-  'rho',
-  'method',
-  'seed',
-]);
+const COMMON_KEYS = new Set(['lower', 'upper', 'quantiles', 'epsilon', 'rho', 'method', 'seed']);
 // Values above 2^28 doubles (2 GiB) cannot fit the 32-bit WASM heap.
 const MAX_VALUES = 2 ** 28;
 
@@ -89,10 +157,19 @@ function fail(code: DpQuantilesErrorCode, message: string): never {
 function checkNumber(name: string, value: unknown, optional: boolean): void {
   if (value === undefined && optional) return;
   if (typeof value !== 'number') {
-    fail(
-      'INVALID_ARGUMENT',
-      `${name} must be a number, got ${value === null ? 'null' : typeof value}`,
-    );
+    fail('INVALID_ARGUMENT', `${name} must be a number, got ${value === null ? 'null' : typeof value}`);
+  }
+}
+
+function checkObject(options: unknown): asserts options is Record<string, unknown> {
+  if (typeof options !== 'object' || options === null) {
+    fail('INVALID_ARGUMENT', 'options must be an object');
+  }
+}
+
+function checkSeed(seed: unknown): void {
+  if (seed !== undefined && (!Number.isSafeInteger(seed) || (seed as number) < 0)) {
+    fail('INVALID_ARGUMENT', 'seed must be a non-negative safe integer');
   }
 }
 
@@ -114,118 +191,137 @@ function checkNumbers(name: string, values: unknown): ArrayLike<number> {
   }
   for (let i = 0; i < values.length; i++) {
     if (typeof values[i] !== 'number') {
-      fail(
-        'INVALID_ARGUMENT',
-        `${name}[${i}] is ${values[i] === null ? 'null' : `a ${typeof values[i]}`}; every element must be a number`,
-      );
+      const kind = values[i] === null ? 'null' : `a ${typeof values[i]}`;
+      fail('INVALID_ARGUMENT', `${name}[${i}] is ${kind}; every element must be a number`);
     }
   }
   return values as number[];
 }
 
-function buildSpec(options: QuantilesOptions): WasmReleaseSpec {
-  if (typeof options !== 'object' || options === null) {
-    fail('INVALID_ARGUMENT', 'options must be an object');
-  }
+function checkBudget(options: Record<string, unknown>): void {
   checkNumber('lower', options.lower, false);
   checkNumber('upper', options.upper, false);
   checkNumber('epsilon', options.epsilon, true);
   checkNumber('rho', options.rho, true);
+  checkSeed(options.seed);
+}
+
+function buildSpec(options: unknown): WasmReleaseSpec {
+  checkObject(options);
+  checkBudget(options);
   const method = options.method ?? 'aq';
   if (typeof method !== 'string') {
     fail('INVALID_ARGUMENT', `method must be a string, got ${typeof method}`);
   }
-  if (options.seed !== undefined) {
-    if (!Number.isSafeInteger(options.seed) || options.seed < 0) {
-      fail('INVALID_ARGUMENT', 'seed must be a non-negative safe integer');
-    }
-  }
-  // Keys we do not know go to the core as method options, which rejects the
-  // ones the method does not take: nothing is silently ignored.
-  const extra: Record<string, number> = {};
+  // Method options go to the core, which rejects the ones the method does
+  // not take: nothing is silently ignored.
+  const extra: Record<string, number | string> = {};
   for (const [key, value] of Object.entries(options)) {
-    if (KNOWN_KEYS.has(key) || value === undefined) continue;
-    if (typeof value !== 'number') {
-      fail('INVALID_OPTION', `option '${key}' must be a number, got ${typeof value}`);
+    if (COMMON_KEYS.has(key) || value === undefined) continue;
+    if (typeof value !== 'number' && typeof value !== 'string') {
+      fail('INVALID_OPTION', `option '${key}' must be a number or a string, got ${typeof value}`);
     }
     extra[key] = value;
   }
   return {
     method,
-    lower: options.lower,
-    upper: options.upper,
-    epsilon: options.epsilon,
-    rho: options.rho,
-    seed: options.seed,
+    lower: options.lower as number,
+    upper: options.upper as number,
+    epsilon: options.epsilon as number | undefined,
+    rho: options.rho as number | undefined,
+    seed: options.seed as number | undefined,
     options: extra,
   };
 }
 
-// Allocates `count` doubles on the WASM heap, or throws TOO_LARGE.
-function allocate(module: DpqWasmModule, count: number, what: string): number {
-  const address = module._malloc(Math.max(1, count) * 8);
-  if (address === 0) {
-    fail('TOO_LARGE', `cannot allocate ${count} values for ${what} in the WebAssembly heap`);
+function buildSanitizeSpec(options: unknown): WasmSanitizeSpec {
+  checkObject(options);
+  checkBudget(options);
+  checkNumber('size', options.size, true);
+  for (const key of Object.keys(options)) {
+    if (!['lower', 'upper', 'epsilon', 'rho', 'size', 'seed'].includes(key)) {
+      fail('INVALID_OPTION', `option '${key}' does not apply to sanitize`);
+    }
   }
-  return address;
+  return options as unknown as WasmSanitizeSpec;
+}
+
+function toRelease(result: WasmReleaseResult, values: Float64Array): QuantilesRelease {
+  if (result.code !== 0) fail(result.codeName as DpQuantilesErrorCode, result.message);
+  let privacy: PrivacySpent;
+  if (result.privacyKind === 'pure') privacy = { kind: 'pure', epsilon: result.epsilon };
+  else if (result.privacyKind === 'approx') privacy = { kind: 'approx', epsilon: result.epsilon, delta: result.delta };
+  else privacy = { kind: 'zcdp', rho: result.rho };
+  return {
+    values,
+    method: result.method as QuantileMethod,
+    privacy,
+    neighbouring: result.neighbouring as QuantilesRelease['neighbouring'],
+    levels: result.levels,
+    mechanismEpsilon: result.mechanismEpsilon,
+  };
 }
 
 /** Wraps a loaded Emscripten module. Internal: use `loadDpQuantiles()`. */
 export function wrapModule(module: DpqWasmModule): DpQuantiles {
   const methods = module.methods().split(',') as QuantileMethod[];
 
-  function release(
-    data: Float64Array | ArrayLike<number>,
-    options: QuantilesOptions,
-  ): QuantilesRelease {
-    const values = checkNumbers('data', data);
-    const spec = buildSpec(options);
-    const quantiles = checkNumbers('quantiles', options.quantiles);
+  // Runs `call` with heap copies of `inputs` and room for `outputs` doubles;
+  // frees everything, also when `call` throws. Views are taken after every
+  // allocation: a heap growth detaches old ones.
+  function withHeap<T>(
+    inputs: ArrayLike<number>[],
+    outputs: number,
+    call: (addresses: number[], out: number) => T,
+  ): T {
+    const addresses: number[] = [];
+    try {
+      for (const input of [...inputs.map((a) => a.length), outputs]) {
+        const address = module._malloc(Math.max(1, input) * 8);
+        if (address === 0) {
+          fail('TOO_LARGE', `cannot allocate ${input} values in the WebAssembly heap`);
+        }
+        addresses.push(address);
+      }
+      inputs.forEach((input, i) => module.HEAPF64.set(input, addresses[i] / 8));
+      return call(addresses.slice(0, inputs.length), addresses[inputs.length]);
+    } finally {
+      for (const address of addresses) module._free(address);
+    }
+  }
+
+  function checkSize(values: ArrayLike<number>): void {
     if (values.length > MAX_VALUES) {
       fail('TOO_LARGE', `${values.length} values; at most ${MAX_VALUES} fit the WebAssembly heap`);
     }
-    let dataAddress = 0;
-    let quantilesAddress = 0;
-    let outAddress = 0;
-    try {
-      dataAddress = allocate(module, values.length, 'the data');
-      quantilesAddress = allocate(module, quantiles.length, 'the quantiles');
-      outAddress = allocate(module, quantiles.length, 'the result');
-      // Views are taken after every allocation: a heap growth detaches old ones.
-      module.HEAPF64.set(values, dataAddress / 8);
-      module.HEAPF64.set(quantiles, quantilesAddress / 8);
-      const result = module.release(
-        dataAddress,
-        values.length,
-        quantilesAddress,
-        quantiles.length,
-        outAddress,
-        spec,
-      );
-      if (result.code !== 0) {
-        fail(result.codeName as DpQuantilesErrorCode, result.message);
-      }
-      const start = outAddress / 8;
-      return {
-        values: module.HEAPF64.slice(start, start + quantiles.length),
-        method: result.method as QuantileMethod,
-        privacy:
-          result.privacyKind === 'pure'
-            ? { kind: 'pure', epsilon: result.epsilon }
-            : { kind: 'zcdp', rho: result.rho },
-        levels: result.levels,
-        epsilonPerLevel: result.epsilonPerLevel,
-      };
-    } finally {
-      if (outAddress !== 0) module._free(outAddress);
-      if (quantilesAddress !== 0) module._free(quantilesAddress);
-      if (dataAddress !== 0) module._free(dataAddress);
-    }
+  }
+
+  function release(data: Float64Array | ArrayLike<number>, options: QuantilesOptions): QuantilesRelease {
+    const values = checkNumbers('data', data);
+    const spec = buildSpec(options);
+    const quantiles = checkNumbers('quantiles', options.quantiles);
+    checkSize(values);
+    return withHeap([values, quantiles], quantiles.length, ([dataAt, quantilesAt], out) => {
+      const result = module.release(dataAt, values.length, quantilesAt, quantiles.length, out, spec);
+      return toRelease(result, module.HEAPF64.slice(out / 8, out / 8 + quantiles.length));
+    });
+  }
+
+  function sanitize(data: Float64Array | ArrayLike<number>, options: SanitizeOptions): Float64Array {
+    const values = checkNumbers('data', data);
+    const spec = buildSanitizeSpec(options);
+    checkSize(values);
+    const size = Math.max(0, module.sanitizeSize(spec));
+    return withHeap([values], size, ([dataAt], out) => {
+      const result = module.sanitize(dataAt, values.length, out, spec);
+      return toRelease(result, module.HEAPF64.slice(out / 8, out / 8 + size)).values;
+    });
   }
 
   return {
     quantiles: (data, options) => release(data, options).values,
     release,
+    sanitize,
     methods,
     heapBytes: () => module.HEAP8.length,
   };

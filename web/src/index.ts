@@ -2,9 +2,18 @@
 export { DpQuantilesError } from './errors.js';
 export type { DpQuantilesErrorCode } from './errors.js';
 export type {
+  AggTreeOptions,
+  AppIndExpOptions,
+  AqOptions,
+  BaseQuantilesOptions,
   DpQuantiles,
+  HsJointExpOptions,
+  InverseSensitivityOptions,
+  JointExpOptions,
   PrivacySpent,
   QuantileMethod,
   QuantilesOptions,
   QuantilesRelease,
+  SanitizeOptions,
+  TreeCdfOptions,
 } from './api.js';

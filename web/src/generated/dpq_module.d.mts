@@ -8,9 +8,11 @@ export interface WasmReleaseResult {
   method: string;
   privacyKind: string;
   epsilon: number;
+  delta: number;
   rho: number;
+  neighbouring: string;
   levels: number;
-  epsilonPerLevel: number;
+  mechanismEpsilon: number;
 }
 
 export interface WasmReleaseSpec {
@@ -20,7 +22,16 @@ export interface WasmReleaseSpec {
   epsilon?: number;
   rho?: number;
   seed?: number;
-  options?: Record<string, number>;
+  options?: Record<string, number | string>;
+}
+
+export interface WasmSanitizeSpec {
+  lower: number;
+  upper: number;
+  epsilon?: number;
+  rho?: number;
+  size?: number;
+  seed?: number;
 }
 
 export interface DpqWasmModule {
@@ -36,6 +47,13 @@ export interface DpqWasmModule {
     outAddress: number,
     spec: WasmReleaseSpec,
   ): WasmReleaseResult;
+  sanitize(
+    dataAddress: number,
+    count: number,
+    outAddress: number,
+    spec: WasmSanitizeSpec,
+  ): WasmReleaseResult;
+  sanitizeSize(spec: WasmSanitizeSpec): number;
   methods(): string;
 }
 

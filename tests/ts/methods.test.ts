@@ -1,0 +1,161 @@
+// Every method of the package on the real WASM module.
+import { beforeAll, describe, expect, it } from 'vitest';
+
+import {
+  DpQuantilesError,
+  loadDpQuantiles,
+  type DpQuantiles,
+  type QuantileMethod,
+  type QuantilesOptions,
+} from '../../dist/node.js';
+
+let dpq: DpQuantiles;
+beforeAll(async () => {
+  dpq = await loadDpQuantiles();
+});
+
+function data(n: number, seed = 5): Float64Array {
+  const out = new Float64Array(n);
+  let state = seed >>> 0;
+  for (let i = 0; i < n; i++) {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    out[i] = (state / 4294967296) * 100;
+  }
+  return out;
+}
+
+function rankError(sorted: Float64Array, q: number, v: number): number {
+  let below = 0;
+  while (below < sorted.length && sorted[below] < v) below++;
+  return Math.abs(below - Math.floor(q * sorted.length));
+}
+
+const METHODS: QuantileMethod[] = [
+  'aq',
+  'jointexp',
+  'inverse-sensitivity',
+  'hs-jointexp',
+  'appindexp',
+  'aggtree',
+  'tree-cdf',
+];
+
+function code(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(DpQuantilesError);
+    return (error as DpQuantilesError).code;
+  }
+  return 'no error';
+}
+
+describe('every method', () => {
+  it('is listed', () => {
+    expect([...dpq.methods]).toEqual(METHODS);
+  });
+
+  for (const method of METHODS) {
+    it(`${method}: ordered values in the bounds, in the order asked, under epsilon and rho`, () => {
+      for (const budget of [{ epsilon: 1 }, { rho: 0.5 }]) {
+        const release = dpq.release(data(2000), {
+          lower: 0,
+          upper: 100,
+          quantiles: [0.9, 0.1, 0.5],
+          method,
+          ...budget,
+        } as QuantilesOptions);
+        expect(release.method).toBe(method);
+        expect(release.values[1]).toBeLessThanOrEqual(release.values[2]);
+        expect(release.values[2]).toBeLessThanOrEqual(release.values[0]);
+        for (const v of release.values) {
+          expect(v).toBeGreaterThanOrEqual(0);
+          expect(v).toBeLessThanOrEqual(100);
+        }
+        expect(release.privacy.kind).toBe('epsilon' in budget ? 'pure' : 'zcdp');
+        expect(release.neighbouring).toBe(method === 'inverse-sensitivity' ? 'replace-one' : 'add-remove');
+      }
+    });
+  }
+
+  it('exponential-mechanism methods release the true quantiles at huge epsilon', () => {
+    const values = data(3000, 9);
+    const sorted = Float64Array.from(values).sort();
+    const quantiles = [0.1, 0.5, 0.9];
+    for (const method of ['aq', 'jointexp', 'inverse-sensitivity', 'hs-jointexp', 'appindexp'] as const) {
+      const out = dpq.quantiles(values, { lower: 0, upper: 100, quantiles, epsilon: 1e5, method, seed: 2 });
+      quantiles.forEach((q, i) => expect(rankError(sorted, q, out[i])).toBeLessThanOrEqual(1));
+    }
+  });
+});
+
+describe('method options', () => {
+  const base = { lower: 0, upper: 100, quantiles: [0.25, 0.5, 0.75], epsilon: 1 };
+
+  it('accept their documented values', () => {
+    const values = data(1000);
+    expect(dpq.quantiles(values, { ...base, method: 'hs-jointexp', jitter: 'gaussian', scale: 0.01 })).toHaveLength(3);
+    expect(dpq.quantiles(values, { ...base, method: 'aggtree', branching: 4, height: 6 })).toHaveLength(3);
+    expect(dpq.quantiles(values, { ...base, method: 'tree-cdf', cells: 256, budget: 'min-variance' })).toHaveLength(3);
+    const approx = dpq.release(values, { ...base, method: 'appindexp', delta: 1e-6 });
+    expect(approx.privacy).toEqual({ kind: 'approx', epsilon: 1, delta: 1e-6 });
+    expect(approx.mechanismEpsilon).toBeGreaterThan(1 / 3);
+  });
+
+  it('reject bad values with INVALID_OPTION and keep working', () => {
+    const values = data(200);
+    const bad: QuantilesOptions[] = [
+      { ...base, method: 'aggtree', branching: 1 },
+      { ...base, method: 'aggtree', height: 2.5 },
+      { ...base, method: 'aggtree', branching: 1024, height: 10 },
+      { ...base, method: 'tree-cdf', cells: 1000 },
+      // @ts-expect-error: not one of the budget splits
+      { ...base, method: 'tree-cdf', budget: 'optimal' },
+      // @ts-expect-error: not one of the jitters
+      { ...base, method: 'hs-jointexp', jitter: 'laplace' },
+      { ...base, method: 'hs-jointexp', scale: -1 },
+      { ...base, method: 'appindexp', delta: 0 },
+      { ...base, method: 'appindexp', delta: 1 },
+      // @ts-expect-error: delta belongs to appindexp only
+      { ...base, method: 'jointexp', delta: 1e-6 },
+      // @ts-expect-error: a number option given a string
+      { ...base, method: 'aggtree', height: '4' },
+    ];
+    for (const options of bad) {
+      expect(code(() => dpq.quantiles(values, options))).toBe('INVALID_OPTION');
+      expect(dpq.quantiles(values, base)).toHaveLength(3);
+    }
+    expect(code(() => dpq.quantiles(values, { lower: 0, upper: 1, quantiles: [0.5], rho: 1, method: 'appindexp', delta: 1e-6 }))).toBe('INVALID_OPTION');
+  });
+
+  it('refuse a joint table too large for memory with TOO_LARGE', () => {
+    const quantiles = Array.from({ length: 200 }, (_, i) => (i + 1) / 201);
+    expect(code(() => dpq.quantiles(data(100_000), { ...base, quantiles, method: 'jointexp' }))).toBe('TOO_LARGE');
+    expect(dpq.quantiles(data(100), base)).toHaveLength(3);
+  });
+});
+
+describe('sanitize', () => {
+  it('releases a sorted synthetic sample that tracks the data', () => {
+    const values = data(5000, 3);
+    const sorted = Float64Array.from(values).sort();
+    const sample = dpq.sanitize(values, { lower: 0, upper: 100, epsilon: 1e4, size: 100, seed: 1 });
+    expect(sample).toHaveLength(100);
+    for (let i = 1; i < sample.length; i++) expect(sample[i]).toBeGreaterThanOrEqual(sample[i - 1]);
+    for (let i = 0; i < 100; i += 10) {
+      expect(rankError(sorted, (i + 1) / 101, sample[i])).toBeLessThanOrEqual(2);
+    }
+    expect(dpq.sanitize(values, { lower: 0, upper: 100, rho: 0.5 })).toHaveLength(1000);
+  });
+
+  it('rejects bad sizes and options', () => {
+    const values = data(100);
+    expect(code(() => dpq.sanitize(values, { lower: 0, upper: 1, epsilon: 1, size: 0 }))).toBe('INVALID_OPTION');
+    expect(code(() => dpq.sanitize(values, { lower: 0, upper: 1, epsilon: 1, size: 2.5 }))).toBe('INVALID_OPTION');
+    // @ts-expect-error: sanitize takes no method
+    expect(code(() => dpq.sanitize(values, { lower: 0, upper: 1, epsilon: 1, method: 'aq' }))).toBe('INVALID_OPTION');
+    expect(code(() => dpq.sanitize(values, { lower: 1, upper: 0, epsilon: 1 }))).toBe('INVALID_BOUNDS');
+    expect(code(() => dpq.sanitize([Number.NaN], { lower: 0, upper: 1, epsilon: 1 }))).toBe('NON_FINITE_VALUE');
+    expect(dpq.sanitize(values, { lower: 0, upper: 100, epsilon: 1, size: 3 })).toHaveLength(3);
+  });
+});

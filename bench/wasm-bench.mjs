@@ -11,7 +11,7 @@ const native = JSON.parse(readFileSync(nativeJson, 'utf8'));
 const wasmSortMs = JSON.parse(readFileSync(wasmSortJson, 'utf8')).sortMs;
 
 function nativeMs(name) {
-  const entry = native.benchmarks.find((b) => b.name === name);
+  const entry = native.benchmarks.find((b) => b.name === name || b.name.startsWith(`${name}/min_time`));
   return entry === undefined ? NaN : entry.real_time; // reported in ms
 }
 
@@ -70,5 +70,29 @@ console.log(
   `\nsort alone: native std::sort ${f(nativeSortMs)} ms, WASM std::sort ${f(wasmSortMs)} ms, ` +
     `JavaScript Float64Array sort ${f(jsSortMs)} ms`,
 );
+// Every method at the AQ paper's sizes (Section 4.4), natively and in WASM.
+const methods = ['aq', 'jointexp', 'inverse-sensitivity', 'hs-jointexp', 'appindexp', 'aggtree', 'tree-cdf'];
+console.log('\nEvery method, epsilon = 1, uniform quantiles (ms; WASM through the package, median of 3):\n');
+console.log('| method | n | m | native | WASM | native / AQ native |');
+console.log('|---|---:|---:|---:|---:|---:|');
+for (const size of [1000, 100_000]) {
+  const values = data.subarray(0, size);
+  for (const m of [10, 120]) {
+    const quantiles = Array.from({ length: m }, (_, i) => (i + 1) / (m + 1));
+    const aqNative = nativeMs(`BM_Method/aq/${size}/${m}`);
+    for (const method of methods) {
+      const wasm = median(
+        Array.from({ length: 3 }, () => {
+          const start = performance.now();
+          dpq.quantiles(values, { lower: 0, upper: 100, quantiles, epsilon: 1, method });
+          return performance.now() - start;
+        }),
+      );
+      const nat = nativeMs(`BM_Method/${method.replace('-', '_')}/${size}/${m}`);
+      console.log(`| ${method} | ${size} | ${m} | ${nat.toFixed(2)} | ${wasm.toFixed(2)} | ${(nat / aqNative).toFixed(0)} |`);
+    }
+  }
+}
+
 const moduleBytes = readFileSync(new URL('../dist/generated/dpq_module.mjs', import.meta.url)).length;
 console.log(`module: ${(moduleBytes / 1024).toFixed(0)} KiB (one file, WASM inlined); load + instantiate ${f(loadMs)} ms`);

@@ -75,10 +75,9 @@ class JointSampler {
   double LogProbability(const std::vector<int64_t>& points) const;
 
  private:
-  double Forward(size_t e, size_t i) const { return forward_[e * gaps_ + i]; }
-  double RunStart(size_t s, size_t i) const {
-    return run_start_[s * gaps_ + i];
-  }
+  // Gap-major tables: the forward pass reads all outputs of one gap together.
+  double Forward(size_t e, size_t i) const { return forward_[i * m_ + e]; }
+  double RunStart(size_t s, size_t i) const { return run_start_[i * m_ + s]; }
   // log C(size_i + len - 1, len) for len = 1..m.
   std::vector<double> RunLogCounts(size_t i) const;
 

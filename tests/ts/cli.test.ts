@@ -81,3 +81,30 @@ describe('dp-quantiles CLI', () => {
     expect(run([good, '--column', 'score', '--epsilon', '1']).stderr).toMatch(/--lower and --upper/);
   });
 });
+
+describe('dp-quantiles CLI method options', () => {
+  it('passes --option values to the method', () => {
+    const result = run([
+      good, '--column', 'score', '--lower', '0', '--upper', '100', '--epsilon', '1',
+      '--method', 'appindexp', '--option', 'delta=1e-6',
+    ]);
+    expect(result.status).toBe(0);
+    expect(JSON.parse(result.stdout).privacy).toEqual({ kind: 'approx', epsilon: 1, delta: 1e-6 });
+    const tree = run([
+      good, '--column', 'score', '--lower', '0', '--upper', '100', '--epsilon', '1',
+      '--method', 'tree-cdf', '--option', 'cells=64', '--option', 'budget=min-variance',
+    ]);
+    expect(tree.status).toBe(0);
+    expect(JSON.parse(tree.stdout).method).toBe('tree-cdf');
+  });
+
+  it('reports an option the method does not take', () => {
+    const result = run([
+      good, '--column', 'score', '--lower', '0', '--upper', '100', '--epsilon', '1', '--option', 'height=3',
+    ]);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/INVALID_OPTION/);
+    expect(run([good, '--column', 'score', '--lower', '0', '--upper', '1', '--epsilon', '1', '--option', 'x']).stderr)
+      .toMatch(/NAME=VALUE/);
+  });
+});

@@ -5,11 +5,17 @@ import { parseArgs } from 'node:util';
 
 import { parse } from 'csv-parse/sync';
 
-import { DpQuantilesError, loadDpQuantiles, type QuantileMethod } from './node.js';
+import {
+  DpQuantilesError,
+  loadDpQuantiles,
+  type QuantileMethod,
+  type QuantilesOptions,
+} from './node.js';
 
 const USAGE = `usage: dp-quantiles [FILE] --column NAME|INDEX --lower L --upper U
                     (--epsilon E | --rho R) [--quantiles Q1,Q2,...]
-                    [--method aq] [--seed N] [--no-header] [--show-true]
+                    [--method M] [--option NAME=VALUE ...] [--seed N]
+                    [--no-header] [--show-true]
 
 Reads CSV from FILE, or from standard input when FILE is absent or '-', and
 prints the private quantiles of one column as JSON.
@@ -20,7 +26,11 @@ prints the private quantiles of one column as JSON.
   --epsilon     pure epsilon-DP budget, or
   --rho         rho-zCDP budget
   --quantiles   comma-separated, each in (0, 1) (default 0.25,0.5,0.75)
-  --method      release method (default aq)
+  --method      aq (default), jointexp, inverse-sensitivity, hs-jointexp,
+                appindexp, aggtree or tree-cdf
+  --option      a method option, repeatable: delta=1e-6, branching=16,
+                height=4, cells=1024, budget=min-variance, jitter=gaussian,
+                scale=0.01
   --seed        reproducible noise, NOT private: for tests only
   --no-header   the first row is data
   --show-true   also print the true quantiles and rank errors: NOT private,
@@ -106,6 +116,7 @@ async function main(argv: string[]): Promise<void> {
       rho: { type: 'string' },
       quantiles: { type: 'string', default: '0.25,0.5,0.75' },
       method: { type: 'string', default: 'aq' },
+      option: { type: 'string', multiple: true, default: [] },
       seed: { type: 'string' },
       'no-header': { type: 'boolean', default: false },
       'show-true': { type: 'boolean', default: false },
@@ -128,7 +139,15 @@ async function main(argv: string[]): Promise<void> {
     const value = parseNumberOption('quantiles', q);
     return value as number;
   });
+  const methodOptions: Record<string, number | string> = {};
+  for (const option of args.option) {
+    const at = option.indexOf('=');
+    if (at <= 0) throw new UsageError(`--option takes NAME=VALUE, got '${option}'`);
+    const value = option.slice(at + 1);
+    methodOptions[option.slice(0, at)] = NUMBER.test(value) ? Number(value) : value;
+  }
   const options = {
+    ...methodOptions,
     lower: parseNumberOption('lower', args.lower) as number,
     upper: parseNumberOption('upper', args.upper) as number,
     epsilon: parseNumberOption('epsilon', args.epsilon),
@@ -138,12 +157,13 @@ async function main(argv: string[]): Promise<void> {
     quantiles,
   };
   const dpq = await loadDpQuantiles();
-  const release = dpq.release(column.values, options);
+  const release = dpq.release(column.values, options as QuantilesOptions);
 
   const output: Record<string, unknown> = {
     column: column.name,
     method: release.method,
     privacy: release.privacy,
+    neighbouring: release.neighbouring,
     bounds: [options.lower, options.upper],
     quantiles: quantiles.map((q, i) => ({ q, value: release.values[i] })),
   };

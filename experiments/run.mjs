@@ -1,0 +1,249 @@
+// Reproduces the papers' accuracy comparisons with the package itself (the
+// WASM build), and writes CSV and one SVG chart per setting to
+// docs/experiments/.
+//
+//  1. Kaplan, Schnapp and Stemmer, Section 4.3: 1,000 points sampled per
+//     trial, m = 1..120 evenly spaced quantiles, epsilon = 1 and rho = 1/2,
+//     bounds [-100, 100], mean rank error per quantile, every method. Data:
+//     Uniform(-5, 5) and N(0, 5) (10,000 points each), and the real columns
+//     in ../shared/data when present.
+//  2. Lalanne et al., Figure 3: Mixed(p, delta) distributions, m = 8,
+//     epsilon = 1, sup-norm error against the population quantiles as n grows.
+//
+// Usage: node experiments/run.mjs [--trials N] [--runs N] [--out DIR]
+// Seeds make the tables reproducible; seeded releases are not private, which
+// is fine for an experiment on public or synthetic data.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+
+import * as vega from 'vega';
+import * as vegaLite from 'vega-lite';
+
+import { loadDpQuantiles } from '../dist/node.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const { values: args } = parseArgs({
+  options: {
+    trials: { type: 'string', default: '100' },
+    runs: { type: 'string', default: '50' },
+    out: { type: 'string', default: join(root, 'docs/experiments') },
+  },
+});
+const TRIALS = Number(args.trials);
+const RUNS = Number(args.runs);
+mkdirSync(args.out, { recursive: true });
+
+const dpq = await loadDpQuantiles();
+const METHODS = ['aq', 'jointexp', 'inverse-sensitivity', 'hs-jointexp', 'appindexp', 'aggtree', 'tree-cdf'];
+const M_VALUES = [1, 2, 3, 5, 8, 12, 20, 30, 45, 60, 90, 120];
+
+// mulberry32: a small seeded generator for sampling data (not for privacy).
+function generator(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function normal(random) {
+  return Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+}
+
+function readColumn(file) {
+  const lines = readFileSync(file, 'utf8').trim().split('\n').slice(1);
+  return Float64Array.from(lines.map(Number));
+}
+
+function datasets() {
+  const random = generator(1);
+  const list = [
+    { name: 'uniform', label: 'Uniform(-5, 5)', values: Float64Array.from({ length: 10000 }, () => -5 + 10 * random()) },
+    { name: 'gaussian', label: 'N(0, 5)', values: Float64Array.from({ length: 10000 }, () => 5 * normal(random)) },
+  ];
+  const shared = join(root, '..', 'shared', 'data');
+  const real = [
+    ['adult_age', 'Adult age', 'adult_age.csv'],
+    ['adult_hours', 'Adult hours per week', 'adult_hours_per_week.csv'],
+    ['goodreads_rating', 'Goodreads rating', 'goodreads_average_rating.csv'],
+    ['goodreads_pages', 'Goodreads pages', 'goodreads_num_pages.csv'],
+  ];
+  for (const [name, label, file] of real) {
+    const path = join(shared, file);
+    if (existsSync(path)) list.push({ name, label, values: readColumn(path) });
+    else console.log(`(skipping ${label}: ${path} not found)`);
+  }
+  return list;
+}
+
+// Partial Fisher-Yates: `count` values sampled without replacement.
+function sample(values, count, random) {
+  const copy = Float64Array.from(values);
+  for (let i = 0; i < count; i++) {
+    const j = i + Math.floor(random() * (copy.length - i));
+    [copy[i], copy[j]] = [copy[j], copy[i]];
+  }
+  return copy.slice(0, count);
+}
+
+function rankErrors(sorted, quantiles, released) {
+  let total = 0;
+  quantiles.forEach((q, i) => {
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (sorted[mid] < released[i]) lo = mid + 1;
+      else hi = mid;
+    }
+    total += Math.abs(lo - Math.floor(q * sorted.length));
+  });
+  return total / quantiles.length;
+}
+
+function toCsv(rows) {
+  const keys = Object.keys(rows[0]);
+  return `${keys.join(',')}\n${rows.map((r) => keys.map((k) => r[k]).join(',')).join('\n')}\n`;
+}
+
+async function chart(spec, file) {
+  const view = new vega.View(vega.parse(vegaLite.compile(spec).spec), { renderer: 'none' });
+  writeFileSync(file, await view.toSVG());
+}
+
+// 1. AQ paper, Section 4.3.
+const summary = [];
+for (const dataset of datasets()) {
+  const rows = [];
+  const started = Date.now();
+  for (const budget of [{ epsilon: 1 }, { rho: 0.5 }]) {
+    const budgetLabel = 'epsilon' in budget ? 'epsilon = 1' : 'rho = 1/2';
+    for (const m of M_VALUES) {
+      const quantiles = Array.from({ length: m }, (_, i) => (i + 1) / (m + 1));
+      const totals = Object.fromEntries(METHODS.map((method) => [method, 0]));
+      const random = generator(1000 + m);
+      for (let trial = 0; trial < TRIALS; trial++) {
+        const points = sample(dataset.values, 1000, random);
+        const sorted = Float64Array.from(points).sort();
+        for (const method of METHODS) {
+          const released = dpq.quantiles(points, {
+            lower: -100, upper: 100, quantiles, method, seed: trial * 7919 + m, ...budget,
+          });
+          totals[method] += rankErrors(sorted, quantiles, released) / TRIALS;
+        }
+      }
+      for (const method of METHODS) {
+        rows.push({ dataset: dataset.name, budget: budgetLabel, method, m, mean_rank_error: totals[method].toFixed(3) });
+      }
+    }
+  }
+  writeFileSync(join(args.out, `aq-section-4.3-${dataset.name}.csv`), toCsv(rows));
+  await chart(
+    {
+      title: `${dataset.label}: 1,000 points, bounds [-100, 100], ${TRIALS} trials`,
+      data: { values: rows.map((r) => ({ ...r, mean_rank_error: Math.max(Number(r.mean_rank_error), 0.01) })) },
+      facet: { column: { field: 'budget', title: null } },
+      spec: {
+        width: 300,
+        height: 220,
+        mark: { type: 'line', point: true },
+        encoding: {
+          x: { field: 'm', type: 'quantitative', title: 'number of quantiles m' },
+          y: { field: 'mean_rank_error', type: 'quantitative', scale: { type: 'log' }, title: 'mean rank error per quantile' },
+          color: { field: 'method', type: 'nominal' },
+        },
+      },
+    },
+    join(args.out, `aq-section-4.3-${dataset.name}.svg`),
+  );
+  for (const budget of ['epsilon = 1', 'rho = 1/2']) {
+    const at = rows.filter((r) => r.budget === budget && r.m === 120);
+    const best = at.reduce((a, b) => (Number(a.mean_rank_error) <= Number(b.mean_rank_error) ? a : b));
+    const aq = at.find((r) => r.method === 'aq');
+    summary.push(`${dataset.label}, ${budget}, m = 120: AQ ${aq.mean_rank_error}, best ${best.method} ${best.mean_rank_error}`);
+  }
+  console.log(`${dataset.label}: ${((Date.now() - started) / 1000).toFixed(0)} s`);
+}
+
+// 2. Lalanne et al., Figure 3: Mixed(p, delta), m = 8, epsilon = 1.
+const MIXED = [
+  [0, 0],
+  [0.1, 0.05],
+  [0.2, 0.1],
+  [0.5, 0.25],
+];
+function mixedSample(n, p, delta, random) {
+  return Float64Array.from({ length: n }, () => {
+    if (random() < p) return 0.5;
+    const v = random() * (0.5 - delta);
+    return random() < 0.5 ? v : 1 - v;
+  });
+}
+function mixedQuantile(q, p, delta) {
+  // F^-1: the lower uniform part holds (1 - p) / 2 of the mass on [0, 1/2 - delta].
+  const side = (1 - p) / 2;
+  if (q < side) return (q / side) * (0.5 - delta);
+  if (q <= side + p) return 0.5;
+  return 0.5 + delta + ((q - side - p) / side) * (0.5 - delta);
+}
+const quantiles8 = Array.from({ length: 8 }, (_, i) => (i + 1) / 9);
+const variants = [
+  { label: 'JointExp', options: { method: 'jointexp' } },
+  { label: 'inverse sensitivity', options: { method: 'inverse-sensitivity' } },
+  { label: 'HSJointExp uniform', options: { method: 'hs-jointexp', jitter: 'uniform' } },
+  { label: 'HSJointExp gaussian', options: { method: 'hs-jointexp', jitter: 'gaussian' } },
+  { label: 'AQ', options: { method: 'aq' } },
+];
+const mixedRows = [];
+for (const [p, delta] of MIXED) {
+  for (const n of [100, 300, 1000, 3000, 10000]) {
+    const random = generator(n + Math.round(1000 * p));
+    const totals = variants.map(() => 0);
+    for (let run = 0; run < RUNS; run++) {
+      const points = mixedSample(n, p, delta, random);
+      variants.forEach((variant, v) => {
+        const released = dpq.quantiles(points, {
+          lower: 0, upper: 1, quantiles: quantiles8, epsilon: 1, seed: run * 31 + n, ...variant.options,
+        });
+        let sup = 0;
+        quantiles8.forEach((q, i) => {
+          sup = Math.max(sup, Math.abs(released[i] - mixedQuantile(q, p, delta)));
+        });
+        totals[v] += sup / RUNS;
+      });
+    }
+    variants.forEach((variant, v) => {
+      mixedRows.push({ distribution: `Mixed(${p}, ${delta})`, n, method: variant.label, mean_sup_error: totals[v].toExponential(3) });
+    });
+  }
+}
+writeFileSync(join(args.out, 'lalanne-figure-3-mixed.csv'), toCsv(mixedRows));
+await chart(
+  {
+    title: `Mixed(p, delta), m = 8, epsilon = 1, ${RUNS} runs`,
+    data: { values: mixedRows.map((r) => ({ ...r, mean_sup_error: Math.max(Number(r.mean_sup_error), 1e-9) })) },
+    facet: { column: { field: 'distribution', title: null } },
+    spec: {
+      width: 200,
+      height: 200,
+      mark: { type: 'line', point: true },
+      encoding: {
+        x: { field: 'n', type: 'quantitative', scale: { type: 'log' } },
+        y: { field: 'mean_sup_error', type: 'quantitative', scale: { type: 'log' }, title: 'mean sup-norm error' },
+        color: { field: 'method', type: 'nominal' },
+      },
+    },
+  },
+  join(args.out, 'lalanne-figure-3-mixed.svg'),
+);
+for (const [p, delta] of MIXED) {
+  const at = mixedRows.filter((r) => r.distribution === `Mixed(${p}, ${delta})` && r.n === 10000);
+  summary.push(`Mixed(${p}, ${delta}), n = 10000: ${at.map((r) => `${r.method} ${r.mean_sup_error}`).join(', ')}`);
+}
+writeFileSync(join(args.out, 'summary.txt'), `${summary.join('\n')}\n`);
+console.log(summary.join('\n'));

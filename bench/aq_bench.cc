@@ -17,6 +17,16 @@ std::vector<double> MakeData(size_t n) {
   return data;
 }
 
+dpq::ReleaseRequest UniformQuantilesRequest(const char* method, size_t m) {
+  dpq::ReleaseRequest request;
+  request.lower = 0;
+  request.upper = 100;
+  request.epsilon = 1.0;
+  request.method = method;
+  for (size_t i = 1; i <= m; ++i) request.quantiles.push_back(i / (m + 1.0));
+  return request;
+}
+
 void BM_SortOnly(benchmark::State& state) {
   const std::vector<double> data = MakeData(state.range(0));
   std::vector<double> copy;
@@ -31,11 +41,7 @@ BENCHMARK(BM_SortOnly)->Arg(1000000)->Unit(benchmark::kMillisecond);
 void BM_AqRelease(benchmark::State& state) {
   const std::vector<double> data = MakeData(state.range(0));
   const size_t m = state.range(1);
-  dpq::ReleaseRequest request;
-  request.lower = 0;
-  request.upper = 100;
-  request.epsilon = 1.0;
-  for (size_t i = 1; i <= m; ++i) request.quantiles.push_back(i / (m + 1.0));
+  const dpq::ReleaseRequest request = UniformQuantilesRequest("aq", m);
   std::vector<double> copy, out(m);
   for (auto _ : state) {
     copy = data;

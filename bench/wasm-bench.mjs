@@ -89,7 +89,7 @@ for (const size of [1000, 100_000]) {
         }),
       );
       const nat = nativeMs(`BM_Method/${method.replace('-', '_')}/${size}/${m}`);
-      console.log(`| ${method} | ${size} | ${m} | ${nat.toFixed(2)} | ${wasm.toFixed(2)} | ${(nat / aqNative).toFixed(0)} |`);
+      console.log(`| ${method} | ${size} | ${m} | ${nat.toFixed(2)} | ${wasm.toFixed(2)} | ${(nat / aqNative).toPrecision(2)} |`);
     }
   }
 }

@@ -190,6 +190,14 @@ Status RunHsJointExp(Context& c, ReleaseReport* report,
   return RunJoint(c, report, values, low, high, false);
 }
 
+// The values of a successful release, or its error.
+Status MoveInto(StatusOr<std::vector<double>> released,
+                std::vector<double>* values) {
+  if (!released.ok()) return released.status();
+  *values = std::move(released.value());
+  return Status::Ok();
+}
+
 Status RunAggTree(Context& c, ReleaseReport* report,
                   std::vector<double>* values) {
   (void)report;
@@ -204,12 +212,10 @@ Status RunAggTree(Context& c, ReleaseReport* report,
   shape.height = static_cast<int>(height.value());
   Status status = ValidateAggTreeShape(shape);
   if (!status.ok()) return status;
-  StatusOr<std::vector<double>> released =
+  return MoveInto(
       ReleaseAggTree(c.data, c.count, c.request.lower, c.request.upper,
-                     c.quantiles, shape, c.budget, c.rng);
-  if (!released.ok()) return released.status();
-  *values = std::move(released.value());
-  return Status::Ok();
+                     c.quantiles, shape, c.budget, c.rng),
+      values);
 }
 
 Status RunTreeCdf(Context& c, ReleaseReport* report,
@@ -231,12 +237,10 @@ Status RunTreeCdf(Context& c, ReleaseReport* report,
   }
   Status status = ValidateTreeCdfShape(shape);
   if (!status.ok()) return status;
-  StatusOr<std::vector<double>> released =
+  return MoveInto(
       ReleaseTreeCdf(c.data, c.count, c.request.lower, c.request.upper,
-                     c.quantiles, shape, c.budget, c.rng);
-  if (!released.ok()) return released.status();
-  *values = std::move(released.value());
-  return Status::Ok();
+                     c.quantiles, shape, c.budget, c.rng),
+      values);
 }
 
 const std::vector<MethodSpec>& Methods() {

@@ -63,23 +63,8 @@ TEST(AqTest, LargeEpsilonReleasesTheTrueQuantiles) {
   }
 }
 
-// Every non-decreasing triple of points of a grid with `steps` steps.
 std::vector<std::vector<int64_t>> AllOutputs(int64_t steps, size_t m) {
-  std::vector<std::vector<int64_t>> outputs;
-  std::vector<int64_t> current;
-  std::function<void(int64_t)> extend = [&](int64_t from) {
-    if (current.size() == m) {
-      outputs.push_back(current);
-      return;
-    }
-    for (int64_t j = from; j <= steps; ++j) {
-      current.push_back(j);
-      extend(j);
-      current.pop_back();
-    }
-  };
-  extend(0);
-  return outputs;
+  return testing::AllNonDecreasingTuples(steps, m);
 }
 
 TEST(AqTest, ExactOutputDistributionSumsToOne) {

@@ -16,23 +16,8 @@
 namespace dpq {
 namespace {
 
-// Every non-decreasing m-tuple of points 0..steps.
 std::vector<std::vector<int64_t>> AllTuples(int64_t steps, size_t m) {
-  std::vector<std::vector<int64_t>> tuples;
-  std::vector<int64_t> current;
-  std::function<void(int64_t)> extend = [&](int64_t from) {
-    if (current.size() == m) {
-      tuples.push_back(current);
-      return;
-    }
-    for (int64_t j = from; j <= steps; ++j) {
-      current.push_back(j);
-      extend(j);
-      current.pop_back();
-    }
-  };
-  extend(0);
-  return tuples;
+  return testing::AllNonDecreasingTuples(steps, m);
 }
 
 // The mechanism's definition, computed directly: the utility of a tuple from

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace dpq::testing {
@@ -47,6 +49,27 @@ inline double ChiSquare(const std::vector<double>& counts,
   }
   *df = cells - 1;
   return statistic;
+}
+
+// Every non-decreasing m-tuple of the integers 0..steps: the whole output
+// space of a joint mechanism on a small grid.
+inline std::vector<std::vector<int64_t>> AllNonDecreasingTuples(int64_t steps,
+                                                                size_t m) {
+  std::vector<std::vector<int64_t>> tuples;
+  std::vector<int64_t> current;
+  std::function<void(int64_t)> extend = [&](int64_t from) {
+    if (current.size() == m) {
+      tuples.push_back(current);
+      return;
+    }
+    for (int64_t j = from; j <= steps; ++j) {
+      current.push_back(j);
+      extend(j);
+      current.pop_back();
+    }
+  };
+  extend(0);
+  return tuples;
 }
 
 }  // namespace dpq::testing

@@ -4,6 +4,7 @@
 #ifndef DPQ_CORE_STATUS_H_
 #define DPQ_CORE_STATUS_H_
 
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -54,12 +55,13 @@ class StatusOr {
 
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
-  const T& value() const { return value_; }
-  T& value() { return value_; }
+  // Only when ok().
+  const T& value() const { return *value_; }
+  T& value() { return *value_; }
 
  private:
   Status status_;
-  T value_{};
+  std::optional<T> value_;
 };
 
 }  // namespace dpq

@@ -137,7 +137,13 @@ StatusOr<std::vector<double>> ReleaseTreeCdf(
   std::vector<double> cdf = IsotonicRegression(DyadicPrefixSums(noisy));
   for (double& v : cdf) v = std::min(std::max(v, 0.0), total);
 
-  const double width = (upper - lower) / static_cast<double>(shape.cells);
+  return QuantilesFromCdf(cdf, total, lower, upper, quantiles);
+}
+
+std::vector<double> QuantilesFromCdf(const std::vector<double>& cdf,
+                                     double total, double lower, double upper,
+                                     const std::vector<double>& quantiles) {
+  const double width = (upper - lower) / static_cast<double>(cdf.size());
   std::vector<double> out;
   size_t x = 0;  // quantiles ascend, so the search resumes where it stopped
   for (double q : quantiles) {

@@ -65,6 +65,14 @@ std::vector<double> IsotonicRegression(const std::vector<double>& values);
 std::vector<double> DyadicPrefixSums(
     const std::vector<std::vector<double>>& noisy_levels);
 
+// Reads quantiles (ascending) off a non-decreasing CDF over equal cells of
+// [lower, upper]: cdf[x] counts cells 0..x, `total` is the count the
+// quantiles refer to. Linear interpolation inside the cell where q * total
+// is reached. Post-processing; shared with DPHistGK.
+std::vector<double> QuantilesFromCdf(const std::vector<double>& cdf,
+                                     double total, double lower, double upper,
+                                     const std::vector<double>& quantiles);
+
 // One value per quantile (ascending in (0, 1)), non-decreasing.
 StatusOr<std::vector<double>> ReleaseTreeCdf(
     const double* values, size_t count, double lower, double upper,

@@ -1,0 +1,246 @@
+#include "core/gk_sketch.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "core/prepare.h"
+
+namespace dpq {
+namespace {
+
+__extension__ typedef unsigned __int128 Wide;
+
+constexpr char kMagic[5] = {'D', 'P', 'Q', 'G', 'K'};
+constexpr uint8_t kVersion = 1;
+constexpr size_t kHeaderBytes = 5 + 1 + 8 * 7;  // magic, version, 7 fields
+constexpr size_t kTupleBytes = 24;
+constexpr int64_t kMaxBins = int64_t{1} << 20;
+
+void PutU64(std::vector<uint8_t>& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+
+uint64_t GetU64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return v;
+}
+
+uint64_t DoubleBits(double x) {
+  uint64_t bits;
+  std::memcpy(&bits, &x, sizeof(bits));
+  return bits;
+}
+
+double BitsDouble(uint64_t bits) {
+  double x;
+  std::memcpy(&x, &bits, sizeof(x));
+  return x;
+}
+
+// FNV-1a, 64 bits: catches truncation and bit flips; not a security measure
+// (a sketch is raw data and stays with its owner).
+uint64_t Checksum(const uint8_t* bytes, size_t size) {
+  uint64_t hash = 14695981039346656037ull;
+  for (size_t i = 0; i < size; ++i) {
+    hash ^= bytes[i];
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+Status Corrupt(const std::string& why) {
+  return Status(StatusCode::kCorruptData, "not a valid sketch: " + why);
+}
+
+}  // namespace
+
+Status ValidateGkParameters(double alpha, double bins, int64_t steps) {
+  if (!std::isfinite(alpha) || !(alpha > 0) || alpha > 0.5) {
+    return Status(StatusCode::kInvalidOption,
+                  "alpha must be a number in (0, 0.5]");
+  }
+  if (!(bins >= 1 && bins <= static_cast<double>(kMaxBins)) ||
+      bins != std::floor(bins) || bins > static_cast<double>(steps)) {
+    return Status(StatusCode::kInvalidOption,
+                  "bins must be a whole number from 1 to 2^20");
+  }
+  return Status::Ok();
+}
+
+GkSketch::GkSketch(double lower, double upper, double alpha, int64_t bins)
+    : lower_(lower),
+      upper_(upper),
+      alpha_(alpha),
+      steps_(OutputGrid::ForBounds(lower, upper).steps()),
+      bins_(bins) {
+  const double batch = std::ceil(1 / (2 * alpha));
+  buffer_limit_ = static_cast<size_t>(std::min(std::max(batch, 64.0), 65536.0));
+}
+
+int64_t GkSketch::BinOf(int64_t cell) const {
+  return static_cast<int64_t>(static_cast<Wide>(cell) * bins_ / steps_);
+}
+
+uint64_t GkSketch::Capacity() const {
+  const double capacity = std::floor(2 * alpha_ * static_cast<double>(count_));
+  return std::max<uint64_t>(1, static_cast<uint64_t>(capacity));
+}
+
+size_t GkSketch::MemoryBytes() const {
+  return sizeof(*this) + tuples_.capacity() * sizeof(GkTuple) +
+         buffer_.capacity() * sizeof(int64_t);
+}
+
+void GkSketch::Insert(int64_t cell) {
+  if (buffer_.capacity() < buffer_limit_) buffer_.reserve(buffer_limit_);
+  buffer_.push_back(cell);
+  ++count_;
+  if (buffer_.size() >= buffer_limit_) Flush();
+}
+
+void GkSketch::Flush() {
+  if (buffer_.empty()) return;
+  std::sort(buffer_.begin(), buffer_.end());
+  // Merge from the right so each new tuple sees its successor's bounds.
+  std::vector<GkTuple> merged(tuples_.size() + buffer_.size());
+  size_t out = merged.size();
+  size_t t = tuples_.size();
+  size_t b = buffer_.size();
+  const GkTuple* successor = nullptr;
+  while (b > 0) {
+    // Existing tuples with values greater than the new value come first
+    // (from the right): a new value goes after equal ones (stable order).
+    if (t > 0 && tuples_[t - 1].value > buffer_[b - 1]) {
+      merged[--out] = tuples_[--t];
+      successor = &merged[out];
+      continue;
+    }
+    GkTuple fresh;
+    fresh.value = buffer_[--b];
+    fresh.g = 1;
+    const bool new_minimum = t == 0 && b == 0;
+    fresh.delta = successor == nullptr || new_minimum
+                      ? 0
+                      : successor->g + successor->delta - 1;
+    merged[--out] = fresh;
+    successor = &merged[out];
+  }
+  while (t > 0) merged[--out] = tuples_[--t];
+  tuples_.swap(merged);
+  buffer_.clear();
+
+  // COMPRESS: merge tuple i into i + 1 while the result keeps
+  // g + delta <= floor(2 alpha n), within a bin, never touching the first
+  // and last tuple. One pass from the right.
+  const uint64_t capacity = Capacity();
+  if (tuples_.size() < 3) return;
+  size_t write = tuples_.size() - 1;  // the last tuple stays
+  GkTuple* right = &tuples_[write];
+  for (size_t i = tuples_.size() - 1; i-- > 1;) {
+    GkTuple current = tuples_[i];
+    const bool last = write == tuples_.size() - 1;
+    if (!last && BinOf(current.value) == BinOf(right->value) &&
+        current.g + right->g + right->delta <= capacity) {
+      right->g += current.g;
+    } else {
+      tuples_[--write] = current;
+      right = &tuples_[write];
+    }
+  }
+  tuples_[--write] = tuples_[0];
+  tuples_.erase(tuples_.begin(), tuples_.begin() + write);
+}
+
+int64_t GkSketch::QuantileValue(uint64_t rank) {
+  Flush();
+  int64_t best = tuples_.empty() ? 0 : tuples_[0].value;
+  uint64_t best_error = UINT64_MAX;
+  uint64_t r_min = 0;
+  for (const GkTuple& tuple : tuples_) {
+    r_min += tuple.g;
+    const uint64_t r_max = r_min + tuple.delta;
+    const uint64_t error = std::max(rank > r_min ? rank - r_min : 0,
+                                    r_max > rank ? r_max - rank : 0);
+    if (error < best_error) {
+      best_error = error;
+      best = tuple.value;
+    }
+  }
+  return best;
+}
+
+std::vector<uint8_t> GkSketch::Serialize() {
+  Flush();
+  std::vector<uint8_t> out(kMagic, kMagic + 5);
+  out.push_back(kVersion);
+  PutU64(out, DoubleBits(lower_));
+  PutU64(out, DoubleBits(upper_));
+  PutU64(out, DoubleBits(alpha_));
+  PutU64(out, static_cast<uint64_t>(steps_));
+  PutU64(out, static_cast<uint64_t>(bins_));
+  PutU64(out, count_);
+  PutU64(out, tuples_.size());
+  for (const GkTuple& tuple : tuples_) {
+    PutU64(out, static_cast<uint64_t>(tuple.value));
+    PutU64(out, tuple.g);
+    PutU64(out, tuple.delta);
+  }
+  PutU64(out, Checksum(out.data(), out.size()));
+  return out;
+}
+
+StatusOr<GkSketch> GkSketch::Deserialize(const uint8_t* bytes, size_t size) {
+  if (bytes == nullptr || size < kHeaderBytes + 8) return Corrupt("too short");
+  if (std::memcmp(bytes, kMagic, 5) != 0) return Corrupt("wrong magic bytes");
+  if (bytes[5] != kVersion) {
+    return Corrupt("unknown version " + std::to_string(bytes[5]));
+  }
+  if (GetU64(bytes + size - 8) != Checksum(bytes, size - 8)) {
+    return Corrupt("checksum mismatch (truncated or altered)");
+  }
+  const double lower = BitsDouble(GetU64(bytes + 6));
+  const double upper = BitsDouble(GetU64(bytes + 14));
+  const double alpha = BitsDouble(GetU64(bytes + 22));
+  const int64_t steps = static_cast<int64_t>(GetU64(bytes + 30));
+  const int64_t bins = static_cast<int64_t>(GetU64(bytes + 38));
+  const uint64_t count = GetU64(bytes + 46);
+  const uint64_t tuples = GetU64(bytes + 54);
+  if (!ValidateBounds(lower, upper).ok() ||
+      steps != OutputGrid::ForBounds(lower, upper).steps() ||
+      !ValidateGkParameters(alpha, static_cast<double>(bins), steps).ok()) {
+    return Corrupt("parameters out of range");
+  }
+  if (tuples > (size - kHeaderBytes - 8) / kTupleBytes ||
+      kHeaderBytes + tuples * kTupleBytes + 8 != size) {
+    return Corrupt("length does not match the tuple count");
+  }
+  GkSketch sketch(lower, upper, alpha, bins);
+  sketch.count_ = count;
+  sketch.tuples_.resize(tuples);
+  uint64_t total = 0;
+  const uint64_t capacity = sketch.Capacity();
+  for (uint64_t i = 0; i < tuples; ++i) {
+    const uint8_t* p = bytes + kHeaderBytes + i * kTupleBytes;
+    GkTuple& tuple = sketch.tuples_[i];
+    tuple.value = static_cast<int64_t>(GetU64(p));
+    tuple.g = GetU64(p + 8);
+    tuple.delta = GetU64(p + 16);
+    if (tuple.value < 0 || tuple.value >= steps ||
+        (i > 0 && tuple.value < sketch.tuples_[i - 1].value)) {
+      return Corrupt("tuple values out of order or out of range");
+    }
+    if (tuple.g == 0 || tuple.g > count || tuple.delta > count ||
+        tuple.g + tuple.delta > capacity) {
+      return Corrupt("tuple breaks g + delta <= 2 alpha n");
+    }
+    total += tuple.g;
+    if (total > count) return Corrupt("tuple counts exceed n");
+  }
+  if (total != count) return Corrupt("tuple counts do not add up to n");
+  return sketch;
+}
+
+}  // namespace dpq

@@ -1,0 +1,131 @@
+#include "core/stream.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "core/dp_exp_gk.h"
+#include "core/dp_hist_gk.h"
+#include "core/prepare.h"
+#include "core/privacy.h"
+#include "core/random.h"
+
+namespace dpq {
+
+StatusOr<QuantileStream> QuantileStream::Create(const StreamOptions& options) {
+  Status status = ValidateBounds(options.lower, options.upper);
+  if (!status.ok()) return status;
+  const int64_t steps =
+      OutputGrid::ForBounds(options.lower, options.upper).steps();
+  status = ValidateGkParameters(options.alpha, options.bins, steps);
+  if (!status.ok()) return status;
+  return QuantileStream(GkSketch(options.lower, options.upper, options.alpha,
+                                 static_cast<int64_t>(options.bins)));
+}
+
+StatusOr<QuantileStream> QuantileStream::Deserialize(const uint8_t* bytes,
+                                                     size_t size) {
+  StatusOr<GkSketch> sketch = GkSketch::Deserialize(bytes, size);
+  if (!sketch.ok()) return sketch.status();
+  return QuantileStream(std::move(sketch.value()));
+}
+
+Status QuantileStream::Push(const double* values, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    // Validate the whole chunk first: a bad chunk adds nothing.
+    if (!std::isfinite(values[i])) {
+      return Status(StatusCode::kNonFiniteValue,
+                    "value at index " + std::to_string(i) +
+                        " of the chunk is " +
+                        (std::isnan(values[i]) ? "NaN" : "infinite") +
+                        "; nothing of this chunk was added");
+    }
+  }
+  if (static_cast<double>(sketch_.count()) + static_cast<double>(count) >
+      static_cast<double>(uint64_t{1} << 53)) {
+    return Status(StatusCode::kTooLarge, "a stream holds at most 2^53 values");
+  }
+  const OutputGrid grid =
+      OutputGrid(sketch_.lower(), sketch_.upper(), sketch_.steps());
+  for (size_t i = 0; i < count; ++i) {
+    const double x =
+        std::min(std::max(values[i], sketch_.lower()), sketch_.upper());
+    sketch_.Insert(grid.CellOf(x));
+  }
+  return Status::Ok();
+}
+
+StatusOr<ReleaseReport> QuantileStream::Release(
+    const StreamReleaseRequest& request, double* out) {
+  const bool exp_gk = request.method == "exp-gk";
+  if (!exp_gk && request.method != "hist-gk") {
+    return Status(StatusCode::kUnknownMethod,
+                  "unknown stream method '" + request.method +
+                      "'; available: 'exp-gk', 'hist-gk'");
+  }
+  int64_t bins = sketch_.bins();
+  for (const auto& option : request.options) {
+    if (option.first != "bins" || exp_gk) {
+      return Status(
+          StatusCode::kInvalidOption,
+          "option '" + option.first + "' does not apply to method '" +
+              request.method + "'" +
+              (exp_gk ? " (it takes no options)" : " (it takes 'bins')"));
+    }
+    const double value = option.second;
+    if (!(value >= 1) || value != std::floor(value) ||
+        value > static_cast<double>(sketch_.bins()) ||
+        sketch_.bins() % static_cast<int64_t>(value) != 0) {
+      return Status(StatusCode::kInvalidOption,
+                    "bins must be a whole number dividing the stream's " +
+                        std::to_string(sketch_.bins()) + " bins");
+    }
+    bins = static_cast<int64_t>(value);
+  }
+  Status status =
+      ValidateQuantiles(request.quantiles.data(), request.quantiles.size());
+  if (!status.ok()) return status;
+  StatusOr<PrivacyBudget> budget =
+      MakePrivacyBudget(request.epsilon, request.rho);
+  if (!budget.ok()) return budget.status();
+
+  sketch_.Flush();
+  const SortedQuantiles sorted =
+      SortDistinctQuantiles(request.quantiles.data(), request.quantiles.size());
+  std::unique_ptr<RandomSource> rng;
+  if (request.seed.has_value()) {
+    rng = std::make_unique<SeededRandom>(*request.seed);
+  } else {
+    rng = std::make_unique<SecureRandom>();
+  }
+  ReleaseReport report;
+  report.method = request.method;
+  report.spent = budget.value();
+  std::vector<double> values;
+  if (exp_gk) {
+    report.neighbouring = "replace-one";
+    report.mechanism_epsilon = ExponentialMechanismEpsilonPerPart(
+        budget.value(), static_cast<int>(sorted.distinct.size()));
+    const OutputGrid grid(sketch_.lower(), sketch_.upper(), sketch_.steps());
+    for (double q : sorted.distinct) {
+      values.push_back(grid.ValueAt(
+          SampleExpGk(sketch_, q, report.mechanism_epsilon, *rng)));
+    }
+    std::sort(values.begin(), values.end());  // post-processing
+  } else {
+    StatusOr<std::vector<double>> released =
+        ReleaseHistGk(sketch_, sorted.distinct, bins, budget.value(), *rng);
+    if (!released.ok()) return released.status();
+    values = std::move(released.value());
+  }
+  if (!rng->healthy()) {
+    return Status(StatusCode::kEntropyUnavailable,
+                  "the secure random source failed; nothing was released");
+  }
+  for (size_t i = 0; i < request.quantiles.size(); ++i) {
+    out[i] = values[sorted.index_of_input[i]];
+  }
+  return report;
+}
+
+}  // namespace dpq

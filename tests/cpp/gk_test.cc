@@ -1,0 +1,313 @@
+// The GK sketch, DPExpGK, DPHistGK and the stream.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/dp_exp_gk.h"
+#include "core/dp_hist_gk.h"
+#include "core/gk_sketch.h"
+#include "core/prepare.h"
+#include "core/random.h"
+#include "core/stream.h"
+#include "tests/cpp/test_util.h"
+
+namespace dpq {
+namespace {
+
+enum class Order { kRandom, kSorted, kReversed, kDuplicates };
+
+std::vector<int64_t> Stream(Order order, size_t n, int64_t steps,
+                            uint64_t seed) {
+  SeededRandom rng(seed);
+  std::vector<int64_t> cells(n);
+  for (size_t i = 0; i < n; ++i) {
+    cells[i] =
+        order == Order::kDuplicates
+            ? static_cast<int64_t>(UniformInteger(rng, 20)) * (steps / 20)
+            : static_cast<int64_t>(UniformInteger(rng, steps));
+  }
+  if (order == Order::kSorted) std::sort(cells.begin(), cells.end());
+  if (order == Order::kReversed) std::sort(cells.rbegin(), cells.rend());
+  return cells;
+}
+
+void CheckInvariants(const GkSketch& sketch) {
+  const auto& tuples = sketch.tuples();
+  uint64_t total = 0;
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    ASSERT_LE(tuples[i].g + tuples[i].delta, sketch.Capacity()) << i;
+    ASSERT_GE(tuples[i].g, 1u);
+    if (i > 0) ASSERT_LE(tuples[i - 1].value, tuples[i].value);
+    total += tuples[i].g;
+  }
+  ASSERT_EQ(total, sketch.count());
+  if (!tuples.empty()) {
+    EXPECT_EQ(tuples.front().delta, 0u);
+    EXPECT_EQ(tuples.back().delta, 0u);
+  }
+}
+
+TEST(GkSketchTest, EveryRankQueryIsWithinAlphaN) {
+  const size_t n = 1000000;
+  for (double alpha : {0.1, 0.01, 1e-4}) {
+    for (Order order : {Order::kRandom, Order::kSorted, Order::kReversed,
+                        Order::kDuplicates}) {
+      GkSketch sketch(0, 1, alpha, 1);
+      const std::vector<int64_t> cells = Stream(order, n, sketch.steps(), 7);
+      for (int64_t cell : cells) sketch.Insert(cell);
+      sketch.Flush();
+      CheckInvariants(sketch);
+      std::vector<int64_t> sorted = cells;
+      std::sort(sorted.begin(), sorted.end());
+      const double slack = alpha * static_cast<double>(n);
+      for (uint64_t rank = 1; rank <= n; rank += n / 997) {
+        const int64_t value = sketch.QuantileValue(rank);
+        // The value's positions in the sorted data, 1-based.
+        const double first =
+            std::lower_bound(sorted.begin(), sorted.end(), value) -
+            sorted.begin() + 1;
+        const double last =
+            std::upper_bound(sorted.begin(), sorted.end(), value) -
+            sorted.begin();
+        const double r = static_cast<double>(rank);
+        ASSERT_TRUE(last >= r - slack && first <= r + slack)
+            << "alpha " << alpha << " order " << static_cast<int>(order)
+            << " rank " << rank << " positions [" << first << ", " << last
+            << "]";
+      }
+    }
+  }
+}
+
+TEST(GkSketchTest, SizeStaysWithinTheGkBound) {
+  // Greenwald and Khanna: at most (11 / (2 alpha)) log2(2 alpha n) tuples.
+  for (double alpha : {0.01, 0.001}) {
+    GkSketch sketch(0, 1, alpha, 1);
+    SeededRandom rng(8);
+    size_t n = 0;
+    for (size_t target : {10000, 100000, 1000000}) {
+      for (; n < target; ++n) {
+        sketch.Insert(
+            static_cast<int64_t>(UniformInteger(rng, sketch.steps())));
+      }
+      sketch.Flush();
+      const double bound =
+          11 / (2 * alpha) * std::log2(std::max(2.0, 2 * alpha * target));
+      EXPECT_LE(sketch.tuples().size(), bound) << alpha << " " << target;
+      EXPECT_LT(sketch.MemoryBytes(), 64 * bound + 1e6);
+    }
+  }
+}
+
+TEST(GkSketchTest, BinAwareCompressKeepsExactBinCounts) {
+  GkSketch sketch(0, 1, 0.01, 64);
+  const std::vector<int64_t> cells =
+      Stream(Order::kRandom, 200000, sketch.steps(), 9);
+  std::vector<int64_t> truth(64, 0);
+  for (int64_t cell : cells) {
+    sketch.Insert(cell);
+    ++truth[sketch.BinOf(cell)];
+  }
+  sketch.Flush();
+  CheckInvariants(sketch);
+  EXPECT_EQ(HistGkCounts(sketch, 64), truth);
+  // A coarsening by 4 sums groups of four bins.
+  const std::vector<int64_t> coarse = HistGkCounts(sketch, 16);
+  for (int b = 0; b < 16; ++b) {
+    EXPECT_EQ(coarse[b], truth[4 * b] + truth[4 * b + 1] + truth[4 * b + 2] +
+                             truth[4 * b + 3]);
+  }
+}
+
+TEST(GkSketchTest, SerializationRoundTripsExactly) {
+  GkSketch sketch(-5, 5, 0.01, 8);
+  for (int64_t cell : Stream(Order::kRandom, 50000, sketch.steps(), 10)) {
+    sketch.Insert(cell);
+  }
+  const std::vector<uint8_t> bytes = sketch.Serialize();
+  StatusOr<GkSketch> copy = GkSketch::Deserialize(bytes.data(), bytes.size());
+  ASSERT_TRUE(copy.ok()) << copy.status().message();
+  EXPECT_EQ(copy.value().count(), sketch.count());
+  EXPECT_EQ(copy.value().lower(), -5);
+  EXPECT_EQ(copy.value().bins(), 8);
+  ASSERT_EQ(copy.value().tuples().size(), sketch.tuples().size());
+  for (size_t i = 0; i < sketch.tuples().size(); ++i) {
+    EXPECT_EQ(copy.value().tuples()[i].value, sketch.tuples()[i].value);
+    EXPECT_EQ(copy.value().tuples()[i].g, sketch.tuples()[i].g);
+    EXPECT_EQ(copy.value().tuples()[i].delta, sketch.tuples()[i].delta);
+  }
+  EXPECT_EQ(copy.value().Serialize(), bytes);
+}
+
+TEST(GkSketchTest, CorruptOrTruncatedBytesAreClearErrors) {
+  GkSketch sketch(0, 1, 0.05, 4);
+  for (int64_t cell : Stream(Order::kRandom, 2000, sketch.steps(), 11)) {
+    sketch.Insert(cell);
+  }
+  const std::vector<uint8_t> bytes = sketch.Serialize();
+  for (size_t length = 0; length < bytes.size(); ++length) {
+    const StatusOr<GkSketch> cut = GkSketch::Deserialize(bytes.data(), length);
+    ASSERT_FALSE(cut.ok()) << length;
+    ASSERT_EQ(cut.status().code(), StatusCode::kCorruptData);
+  }
+  SeededRandom rng(12);
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    std::vector<uint8_t> flipped = bytes;
+    flipped[i] ^= static_cast<uint8_t>(1 + UniformInteger(rng, 255));
+    const StatusOr<GkSketch> bad =
+        GkSketch::Deserialize(flipped.data(), flipped.size());
+    ASSERT_FALSE(bad.ok()) << i;
+    ASSERT_EQ(bad.status().code(), StatusCode::kCorruptData);
+  }
+  EXPECT_EQ(GkSketch::Deserialize(nullptr, 0).status().code(),
+            StatusCode::kCorruptData);
+}
+
+double PointLogProbability(const std::vector<ExpGkCandidate>& candidates,
+                           int64_t point) {
+  double top = -INFINITY;
+  for (const auto& c : candidates) top = std::max(top, c.log_weight);
+  double sum = 0;
+  for (const auto& c : candidates) sum += std::exp(c.log_weight - top);
+  for (const auto& c : candidates) {
+    if (point >= c.first_point && point < c.first_point + c.points) {
+      return c.log_weight - std::log(static_cast<double>(c.points)) - top -
+             std::log(sum);
+    }
+  }
+  return -INFINITY;
+}
+
+TEST(DpExpGkTest, PrivacyRatioBoundedForReplaceOneNeighbours) {
+  // Exact output probabilities of every point (piecewise constant between
+  // candidate edges) for random streams and the same streams with one value
+  // replaced; n is public.
+  SeededRandom rng(13);
+  double worst_ratio = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const size_t n = 5 + UniformInteger(rng, 40);
+    const double alpha = trial % 2 ? 0.1 : 0.25;
+    std::vector<int64_t> cells;
+    for (size_t i = 0; i < n; ++i) cells.push_back(UniformInteger(rng, 30));
+    std::vector<int64_t> neighbour = cells;
+    neighbour[UniformInteger(rng, n)] = UniformInteger(rng, 30);
+    GkSketch a(0, 1, alpha, 1), b(0, 1, alpha, 1);
+    for (int64_t c : cells) a.Insert(c);
+    for (int64_t c : neighbour) b.Insert(c);
+    a.Flush();
+    b.Flush();
+    for (double q : {0.1, 0.5, 0.9}) {
+      for (double epsilon : {0.5, 2.0}) {
+        const auto ca = ExpGkCandidates(a, q, epsilon);
+        const auto cb = ExpGkCandidates(b, q, epsilon);
+        std::vector<int64_t> points = {0, a.steps()};
+        for (const auto& c : ca) points.push_back(c.first_point);
+        for (const auto& c : cb) points.push_back(c.first_point);
+        for (int64_t p : points) {
+          const double ratio = std::fabs(PointLogProbability(ca, p) -
+                                         PointLogProbability(cb, p));
+          ASSERT_LE(ratio, epsilon + 1e-9) << "trial " << trial;
+          worst_ratio = std::max(worst_ratio, ratio / epsilon);
+        }
+      }
+    }
+  }
+  EXPECT_GT(worst_ratio, 0.05);
+}
+
+TEST(DpExpGkTest, GumbelMaxMatchesTheExactSoftmax) {
+  GkSketch sketch(0, 1, 0.1, 1);
+  for (int64_t c : {3, 3, 8, 9, 15, 15, 15, 22, 40, 41}) sketch.Insert(c);
+  sketch.Flush();
+  // A tiny grid would make the point counts matter; here runs of points
+  // between values dominate, so compare candidate frequencies.
+  const double epsilon = 3;
+  const auto candidates = ExpGkCandidates(sketch, 0.5, epsilon);
+  double top = -INFINITY;
+  for (const auto& c : candidates) top = std::max(top, c.log_weight);
+  double sum = 0;
+  for (const auto& c : candidates) sum += std::exp(c.log_weight - top);
+  std::vector<double> probabilities, counts(candidates.size(), 0);
+  for (const auto& c : candidates)
+    probabilities.push_back(std::exp(c.log_weight - top) / sum);
+  SeededRandom rng(14);
+  const int draws = 100000;
+  for (int i = 0; i < draws; ++i) {
+    const int64_t point = SampleExpGk(sketch, 0.5, epsilon, rng);
+    for (size_t k = 0; k < candidates.size(); ++k) {
+      if (point >= candidates[k].first_point &&
+          point < candidates[k].first_point + candidates[k].points) {
+        counts[k] += 1;
+      }
+    }
+  }
+  double df;
+  const double statistic =
+      testing::ChiSquare(counts, probabilities, draws, &df);
+  EXPECT_LT(statistic, testing::ChiSquareCritical(df));
+}
+
+TEST(QuantileStreamTest, ReleasesWithBothMethodsAndRejectsBadInput) {
+  StreamOptions options;
+  options.lower = 0;
+  options.upper = 100;
+  options.alpha = 0.001;
+  StatusOr<QuantileStream> created = QuantileStream::Create(options);
+  ASSERT_TRUE(created.ok());
+  QuantileStream stream = std::move(created.value());
+  SeededRandom rng(15);
+  std::vector<double> chunk(100000);
+  for (double& x : chunk) x = 100 * UniformDouble(rng);
+  ASSERT_TRUE(stream.Push(chunk.data(), chunk.size()).ok());
+  std::vector<double> bad = {1, 2, NAN};
+  const Status status = stream.Push(bad.data(), bad.size());
+  EXPECT_EQ(status.code(), StatusCode::kNonFiniteValue);
+  EXPECT_NE(status.message().find("index 2"), std::string::npos);
+  EXPECT_EQ(stream.count(), 100000u);  // nothing of the bad chunk
+  for (const char* method : {"exp-gk", "hist-gk"}) {
+    StreamReleaseRequest request;
+    request.quantiles = {0.9, 0.1, 0.5};
+    request.epsilon = 1;
+    request.method = method;
+    request.seed = 3;
+    std::vector<double> out(3);
+    StatusOr<ReleaseReport> report = stream.Release(request, out.data());
+    ASSERT_TRUE(report.ok()) << report.status().message();
+    EXPECT_EQ(report.value().neighbouring,
+              std::string(method) == "exp-gk" ? "replace-one" : "add-remove");
+    // DPExpGK's sensitivity is 4 alpha n + 2 = 402 here: a few percent of
+    // the range at epsilon / 3 per quantile. DPHistGK is far tighter.
+    const double tolerance = std::string(method) == "exp-gk" ? 6 : 1;
+    EXPECT_NEAR(out[0], 90, tolerance) << method;
+    EXPECT_NEAR(out[1], 10, tolerance) << method;
+    EXPECT_NEAR(out[2], 50, tolerance) << method;
+  }
+  StreamReleaseRequest request;
+  request.quantiles = {0.5};
+  request.epsilon = 1;
+  std::vector<double> out(1);
+  request.method = "aq";
+  EXPECT_EQ(stream.Release(request, out.data()).status().code(),
+            StatusCode::kUnknownMethod);
+  request.method = "hist-gk";
+  request.options = {{"bins", 3}};
+  EXPECT_EQ(stream.Release(request, out.data()).status().code(),
+            StatusCode::kInvalidOption);
+  request.options = {{"bins", 256}};
+  EXPECT_TRUE(stream.Release(request, out.data()).ok());
+  request.method = "exp-gk";
+  EXPECT_EQ(stream.Release(request, out.data()).status().code(),
+            StatusCode::kInvalidOption);
+  options.alpha = 0;
+  EXPECT_EQ(QuantileStream::Create(options).status().code(),
+            StatusCode::kInvalidOption);
+  options.alpha = 0.01;
+  options.lower = 200;
+  EXPECT_EQ(QuantileStream::Create(options).status().code(),
+            StatusCode::kInvalidBounds);
+}
+
+}  // namespace
+}  // namespace dpq

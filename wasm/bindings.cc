@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/release.h"
+#include "core/stream.h"
 
 namespace {
 
@@ -128,6 +129,90 @@ double SanitizeSize(const val& spec) {
   return size.ok() ? static_cast<double>(size.value()) : -1;
 }
 
+WasmReleaseResult StatusResult(const dpq::Status& status) {
+  WasmReleaseResult result;
+  result.code = static_cast<int>(status.code());
+  result.codeName = dpq::StatusCodeName(status.code());
+  result.message = status.message();
+  return result;
+}
+
+// A quantile stream owned by JavaScript (TypeScript disposes it). Holds the
+// construction error instead of a stream when creation failed.
+class WasmStream {
+ public:
+  explicit WasmStream(dpq::StatusOr<dpq::QuantileStream> created)
+      : status_(created.status()) {
+    if (created.ok()) stream_.emplace(std::move(created.value()));
+  }
+
+  WasmReleaseResult status() const { return StatusResult(status_); }
+
+  // `count` doubles at data_address.
+  WasmReleaseResult Push(uintptr_t data_address, uint32_t count) {
+    return StatusResult(
+        stream_->Push(reinterpret_cast<const double*>(data_address), count));
+  }
+  double Count() const { return static_cast<double>(stream_->count()); }
+  double MemoryBytes() const {
+    return static_cast<double>(stream_->MemoryBytes());
+  }
+
+  // spec: { method, epsilon?, rho?, seed?, options? } as for Release.
+  WasmReleaseResult Release(uintptr_t quantiles_address,
+                            uint32_t quantile_count, uintptr_t out_address,
+                            const val& spec) {
+    dpq::StreamReleaseRequest request;
+    request.method = spec["method"].as<std::string>();
+    request.epsilon = OptionalNumber(spec, "epsilon");
+    request.rho = OptionalNumber(spec, "rho");
+    request.seed = OptionalSeed(spec);
+    const double* quantiles =
+        reinterpret_cast<const double*>(quantiles_address);
+    request.quantiles.assign(quantiles, quantiles + quantile_count);
+    const val options = spec["options"];
+    if (!options.isUndefined() && !options.isNull()) {
+      const val keys = val::global("Object").call<val>("keys", options);
+      const int length = keys["length"].as<int>();
+      for (int i = 0; i < length; ++i) {
+        const std::string key = keys[i].as<std::string>();
+        request.options.emplace_back(key, options[key].as<double>());
+      }
+    }
+    return ToResult(
+        stream_->Release(request, reinterpret_cast<double*>(out_address)));
+  }
+
+  // A fresh Uint8Array copy of the serialized sketch.
+  val Serialize() {
+    const std::vector<uint8_t> bytes = stream_->Serialize();
+    return val(emscripten::typed_memory_view(bytes.size(), bytes.data()))
+        .call<val>("slice");
+  }
+
+ private:
+  dpq::Status status_;
+  std::optional<dpq::QuantileStream> stream_;
+};
+
+// spec: { lower, upper, alpha, bins? }.
+WasmStream* CreateStream(const val& spec) {
+  dpq::StreamOptions options;
+  options.lower = spec["lower"].as<double>();
+  options.upper = spec["upper"].as<double>();
+  options.alpha = spec["alpha"].as<double>();
+  if (const std::optional<double> bins = OptionalNumber(spec, "bins")) {
+    options.bins = *bins;
+  }
+  return new WasmStream(dpq::QuantileStream::Create(options));
+}
+
+// `size` bytes at bytes_address, as Serialize wrote them.
+WasmStream* LoadStream(uintptr_t bytes_address, uint32_t size) {
+  return new WasmStream(dpq::QuantileStream::Deserialize(
+      reinterpret_cast<const uint8_t*>(bytes_address), size));
+}
+
 std::string Methods() {
   std::string joined;
   for (const std::string& name : dpq::ReleaseMethods()) {
@@ -156,4 +241,15 @@ EMSCRIPTEN_BINDINGS(dp_quantiles) {
   emscripten::function("sanitize", &Sanitize);
   emscripten::function("sanitizeSize", &SanitizeSize);
   emscripten::function("methods", &Methods);
+  emscripten::class_<WasmStream>("Stream")
+      .function("status", &WasmStream::status)
+      .function("push", &WasmStream::Push)
+      .function("count", &WasmStream::Count)
+      .function("memoryBytes", &WasmStream::MemoryBytes)
+      .function("release", &WasmStream::Release)
+      .function("serialize", &WasmStream::Serialize);
+  emscripten::function("createStream", &CreateStream,
+                       emscripten::allow_raw_pointers());
+  emscripten::function("loadStream", &LoadStream,
+                       emscripten::allow_raw_pointers());
 }

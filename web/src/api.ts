@@ -5,6 +5,7 @@ import type {
   WasmSanitizeSpec,
 } from './generated/dpq_module.mjs';
 import { DpQuantilesError, type DpQuantilesErrorCode } from './errors.js';
+import { wrapStream, type QuantileStream, type StreamOptions } from './stream.js';
 
 /** Release methods; docs/algorithms/ has a page for each. */
 export type QuantileMethod =
@@ -140,6 +141,13 @@ export interface DpQuantiles {
    * data's: AQ at `size` evenly spaced quantiles (AQ paper, Corollary 3.6).
    */
   sanitize(data: Float64Array | ArrayLike<number>, options: SanitizeOptions): Float64Array;
+  /**
+   * A stream of values summarised in bounded memory (a Greenwald-Khanna
+   * sketch), for data too large to hold; releases with DPExpGK or DPHistGK.
+   */
+  createStream(options: StreamOptions): QuantileStream;
+  /** A stream from `QuantileStream.serialize()` bytes; CORRUPT_DATA if not. */
+  loadStream(bytes: Uint8Array): QuantileStream;
   /** The method names this build supports. */
   readonly methods: readonly QuantileMethod[];
   /** Current size of the WebAssembly heap in bytes (diagnostics). */
@@ -318,10 +326,38 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     });
   }
 
+  function createStream(options: StreamOptions): QuantileStream {
+    checkObject(options);
+    checkNumber('lower', options.lower, false);
+    checkNumber('upper', options.upper, false);
+    checkNumber('alpha', options.alpha, false);
+    checkNumber('bins', options.bins, true);
+    for (const key of Object.keys(options)) {
+      if (!['lower', 'upper', 'alpha', 'bins'].includes(key)) {
+        fail('INVALID_OPTION', `option '${key}' does not apply to streams`);
+      }
+    }
+    return wrapStream(module, module.createStream(options), checkNumbers, checkNumber);
+  }
+
+  function loadStream(bytes: Uint8Array): QuantileStream {
+    if (!(bytes instanceof Uint8Array)) fail('INVALID_ARGUMENT', 'bytes must be a Uint8Array');
+    const at = module._malloc(Math.max(1, bytes.length));
+    if (at === 0) fail('TOO_LARGE', 'cannot allocate the bytes in the WebAssembly heap');
+    try {
+      module.HEAPU8.set(bytes, at);
+      return wrapStream(module, module.loadStream(at, bytes.length), checkNumbers, checkNumber);
+    } finally {
+      module._free(at);
+    }
+  }
+
   return {
     quantiles: (data, options) => release(data, options).values,
     release,
     sanitize,
+    createStream,
+    loadStream,
     methods,
     heapBytes: () => module.HEAP8.length,
   };

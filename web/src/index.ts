@@ -17,3 +17,4 @@ export type {
   SanitizeOptions,
   TreeCdfOptions,
 } from './api.js';
+export type { QuantileStream, StreamOptions, StreamQuantilesOptions, StreamRelease } from './stream.js';

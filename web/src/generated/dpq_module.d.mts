@@ -34,6 +34,37 @@ export interface WasmSanitizeSpec {
   seed?: number;
 }
 
+export interface WasmStreamSpec {
+  lower: number;
+  upper: number;
+  alpha: number;
+  bins?: number;
+}
+
+export interface WasmStreamReleaseSpec {
+  method: string;
+  epsilon?: number;
+  rho?: number;
+  seed?: number;
+  options?: Record<string, number>;
+}
+
+/** An embind object: JavaScript must call delete() once. */
+export interface WasmStream {
+  status(): WasmReleaseResult;
+  push(dataAddress: number, count: number): WasmReleaseResult;
+  count(): number;
+  memoryBytes(): number;
+  release(
+    quantilesAddress: number,
+    quantileCount: number,
+    outAddress: number,
+    spec: WasmStreamReleaseSpec,
+  ): WasmReleaseResult;
+  serialize(): Uint8Array;
+  delete(): void;
+}
+
 export interface DpqWasmModule {
   HEAPF64: Float64Array;
   HEAP8: Int8Array;
@@ -55,6 +86,9 @@ export interface DpqWasmModule {
   ): WasmReleaseResult;
   sanitizeSize(spec: WasmSanitizeSpec): number;
   methods(): string;
+  createStream(spec: WasmStreamSpec): WasmStream;
+  loadStream(bytesAddress: number, size: number): WasmStream;
+  HEAPU8: Uint8Array;
 }
 
 export interface DpqModuleOverrides {

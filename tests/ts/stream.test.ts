@@ -1,0 +1,134 @@
+// The streaming API on the real WASM module.
+import { beforeAll, describe, expect, it } from 'vitest';
+
+import { DpQuantilesError, loadDpQuantiles, type DpQuantiles } from '../../dist/node.js';
+
+let dpq: DpQuantiles;
+beforeAll(async () => {
+  dpq = await loadDpQuantiles();
+});
+
+function chunk(n: number, seed: number): Float64Array {
+  const out = new Float64Array(n);
+  let state = seed >>> 0;
+  for (let i = 0; i < n; i++) {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    out[i] = (state / 4294967296) * 100;
+  }
+  return out;
+}
+
+function code(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(DpQuantilesError);
+    return (error as DpQuantilesError).code;
+  }
+  return 'no error';
+}
+
+describe('streams', () => {
+  it('summarise many chunks in bounded memory and release with both methods', () => {
+    const stream = dpq.createStream({ lower: 0, upper: 100, alpha: 1e-3 });
+    let memory = 0;
+    for (let i = 0; i < 20; i++) {
+      stream.push(chunk(50_000, i + 1));
+      memory = Math.max(memory, stream.memoryBytes);
+    }
+    stream.push([1, 2, 3]);
+    expect(stream.count).toBe(1_000_003);
+    expect(memory).toBeLessThan(200_000); // vs 8 MB for the values themselves
+    const hist = stream.release({ quantiles: [0.9, 0.1, 0.5], epsilon: 1, method: 'hist-gk' });
+    expect(hist.neighbouring).toBe('add-remove');
+    expect(hist.values[0]).toBeCloseTo(90, 0);
+    expect(hist.values[1]).toBeCloseTo(10, 0);
+    expect(hist.values[2]).toBeCloseTo(50, 0);
+    const exp = stream.release({ quantiles: [0.9, 0.1, 0.5], epsilon: 1 });
+    expect(exp.method).toBe('exp-gk');
+    expect(exp.neighbouring).toBe('replace-one');
+    expect(exp.values[1]).toBeLessThanOrEqual(exp.values[2]);
+    expect(exp.values[2]).toBeLessThanOrEqual(exp.values[0]);
+    expect(stream.release({ quantiles: [0.5], rho: 0.5, method: 'hist-gk', bins: 64 }).privacy).toEqual({ kind: 'zcdp', rho: 0.5 });
+    stream.dispose();
+  });
+
+  it('serialize and load round-trip: the same seed gives the same release', () => {
+    const stream = dpq.createStream({ lower: -10, upper: 110, alpha: 0.01, bins: 256 });
+    stream.push(chunk(20_000, 3));
+    const bytes = stream.serialize();
+    const copy = dpq.loadStream(bytes);
+    expect(copy.count).toBe(20_000);
+    const options = { quantiles: [0.25, 0.75], epsilon: 1, seed: 9 } as const;
+    expect(Array.from(copy.quantiles(options))).toEqual(Array.from(stream.quantiles(options)));
+    expect(Array.from(copy.serialize())).toEqual(Array.from(bytes));
+    stream.dispose();
+    copy.dispose();
+  });
+
+  it('reject corrupt and truncated bytes with CORRUPT_DATA and keep working', () => {
+    const stream = dpq.createStream({ lower: 0, upper: 1, alpha: 0.05 });
+    stream.push(chunk(1000, 4).map((x) => x / 100));
+    const bytes = stream.serialize();
+    stream.dispose();
+    for (const length of [0, 5, 30, bytes.length - 1]) {
+      expect(code(() => dpq.loadStream(bytes.slice(0, length)))).toBe('CORRUPT_DATA');
+    }
+    for (let i = 0; i < bytes.length; i += 7) {
+      const bad = bytes.slice();
+      bad[i] ^= 0x5a;
+      expect(code(() => dpq.loadStream(bad))).toBe('CORRUPT_DATA');
+    }
+    // @ts-expect-error: not bytes
+    expect(code(() => dpq.loadStream([1, 2, 3]))).toBe('INVALID_ARGUMENT');
+    expect(dpq.quantiles([1, 2, 3], { lower: 0, upper: 4, quantiles: [0.5], epsilon: 1 })).toHaveLength(1);
+  });
+
+  it('turn bad input into typed errors', () => {
+    expect(code(() => dpq.createStream({ lower: 0, upper: 1, alpha: 0 }))).toBe('INVALID_OPTION');
+    expect(code(() => dpq.createStream({ lower: 0, upper: 1, alpha: 0.7 }))).toBe('INVALID_OPTION');
+    expect(code(() => dpq.createStream({ lower: 2, upper: 1, alpha: 0.1 }))).toBe('INVALID_BOUNDS');
+    expect(code(() => dpq.createStream({ lower: 0, upper: 1, alpha: 0.1, bins: 0 }))).toBe('INVALID_OPTION');
+    // @ts-expect-error: an option streams do not take
+    expect(code(() => dpq.createStream({ lower: 0, upper: 1, alpha: 0.1, epsilon: 1 }))).toBe('INVALID_OPTION');
+    const stream = dpq.createStream({ lower: 0, upper: 1, alpha: 0.1 });
+    stream.push([0.5, 0.25]);
+    expect(code(() => stream.push([0.1, Number.NaN]))).toBe('NON_FINITE_VALUE');
+    expect(stream.count).toBe(2);
+    // @ts-expect-error: not numbers
+    expect(code(() => stream.push(['a']))).toBe('INVALID_ARGUMENT');
+    // @ts-expect-error: not a stream method
+    expect(code(() => stream.quantiles({ quantiles: [0.5], epsilon: 1, method: 'aq' }))).toBe('UNKNOWN_METHOD');
+    expect(code(() => stream.quantiles({ quantiles: [0.5], epsilon: 1, method: 'hist-gk', bins: 3 }))).toBe('INVALID_OPTION');
+    expect(code(() => stream.quantiles({ quantiles: [0.5], epsilon: 1, bins: 4 }))).toBe('INVALID_OPTION');
+    expect(code(() => stream.quantiles({ quantiles: [1.5], epsilon: 1 }))).toBe('INVALID_QUANTILES');
+    expect(code(() => stream.quantiles({ quantiles: [0.5] }))).toBe('INVALID_PRIVACY');
+    stream.dispose();
+    stream.dispose(); // idempotent
+    expect(code(() => stream.push([1]))).toBe('INVALID_STATE');
+    expect(code(() => stream.count)).toBe('INVALID_STATE');
+    expect(code(() => stream.quantiles({ quantiles: [0.5], epsilon: 1 }))).toBe('INVALID_STATE');
+  });
+
+  it('supports Symbol.dispose where the runtime has it, and frees its memory', () => {
+    const dispose = (Symbol as { dispose?: symbol }).dispose;
+    const stream = dpq.createStream({ lower: 0, upper: 1, alpha: 0.1 });
+    if (dispose !== undefined) {
+      (stream as unknown as Record<symbol, () => void>)[dispose]();
+      expect(code(() => stream.count)).toBe('INVALID_STATE');
+    } else {
+      stream.dispose();
+    }
+    const warm = dpq.createStream({ lower: 0, upper: 100, alpha: 1e-3 });
+    warm.push(chunk(100_000, 5));
+    warm.dispose();
+    const before = dpq.heapBytes();
+    for (let i = 0; i < 100; i++) {
+      const s = dpq.createStream({ lower: 0, upper: 100, alpha: 1e-3 });
+      s.push(chunk(100_000, i));
+      s.quantiles({ quantiles: [0.5], epsilon: 1, method: 'hist-gk' });
+      s.dispose();
+    }
+    expect(dpq.heapBytes()).toBe(before);
+  });
+});

@@ -1,0 +1,175 @@
+import type { DpqWasmModule, WasmReleaseResult, WasmStream } from './generated/dpq_module.mjs';
+import { DpQuantilesError, type DpQuantilesErrorCode } from './errors.js';
+import type { PrivacySpent } from './api.js';
+
+/** Options of `createStream`. */
+export interface StreamOptions {
+  /** Public lower bound; values below it are clamped to it. */
+  lower: number;
+  /** Public upper bound; values above it are clamped to it. */
+  upper: number;
+  /**
+   * Rank accuracy of the sketch: every rank within alpha * n. Memory grows
+   * like (1 / alpha) log(alpha n). In (0, 0.5].
+   */
+  alpha: number;
+  /** Finest histogram bins kept for `'hist-gk'`; default 1024. */
+  bins?: number;
+}
+
+/** Options of one stream release. Exactly one of `epsilon` and `rho`. */
+export interface StreamQuantilesOptions {
+  quantiles: ArrayLike<number>;
+  epsilon?: number;
+  rho?: number;
+  /** `'exp-gk'` (DPExpGK, the default) or `'hist-gk'` (DPHistGK). */
+  method?: 'exp-gk' | 'hist-gk';
+  /** hist-gk: bins, dividing the stream's bins; default the stream's. */
+  bins?: number;
+  /** Reproducible, NOT private: tests only. */
+  seed?: number;
+}
+
+/** A stream release with its privacy accounting. */
+export interface StreamRelease {
+  values: Float64Array;
+  method: 'exp-gk' | 'hist-gk';
+  privacy: PrivacySpent;
+  /** exp-gk: `'replace-one'` (n public); hist-gk: `'add-remove'`. */
+  neighbouring: 'add-remove' | 'replace-one';
+}
+
+/**
+ * Values summarised in bounded memory by a Greenwald-Khanna sketch; only
+ * private releases come out. The stream and `serialize()`'s bytes are raw
+ * data: keep them with the data owner, like the data itself.
+ */
+export interface QuantileStream {
+  /** Adds values; a chunk with a non-finite value adds nothing and throws. */
+  push(chunk: Float64Array | ArrayLike<number>): void;
+  /** Values added so far (the data owner's view: not private). */
+  readonly count: number;
+  /** Bytes of WebAssembly memory the sketch holds. */
+  readonly memoryBytes: number;
+  /** One private value per quantile, in the order requested. */
+  quantiles(options: StreamQuantilesOptions): Float64Array;
+  /** Like `quantiles`, with the privacy spent. */
+  release(options: StreamQuantilesOptions): StreamRelease;
+  /** The sketch as bytes, for `dpq.loadStream` (raw data: keep it private). */
+  serialize(): Uint8Array;
+  /** Frees the sketch; later calls throw INVALID_STATE. Idempotent. */
+  dispose(): void;
+}
+
+function fail(code: DpQuantilesErrorCode, message: string): never {
+  throw new DpQuantilesError(code, message);
+}
+
+function check(result: WasmReleaseResult): void {
+  if (result.code !== 0) fail(result.codeName as DpQuantilesErrorCode, result.message);
+}
+
+// Streams not disposed are freed when collected, so a forgotten dispose()
+// does not leak WebAssembly memory forever.
+const registry =
+  typeof FinalizationRegistry === 'function'
+    ? new FinalizationRegistry<WasmStream>((handle) => handle.delete())
+    : undefined;
+
+/** Internal: wraps an embind stream handle. */
+export function wrapStream(
+  module: DpqWasmModule,
+  handle: WasmStream,
+  copyNumbers: (name: string, values: unknown) => ArrayLike<number>,
+  checkNumber: (name: string, value: unknown, optional: boolean) => void,
+): QuantileStream {
+  const status = handle.status();
+  if (status.code !== 0) {
+    handle.delete();
+    check(status);
+  }
+  let disposed = false;
+  const token = {};
+  registry?.register(token, handle, token);
+
+  function live(): WasmStream {
+    if (disposed) fail('INVALID_STATE', 'this stream was disposed');
+    return handle;
+  }
+
+  function withBuffer<T>(values: ArrayLike<number>, extra: number, call: (at: number, out: number) => T): T {
+    const at = module._malloc(Math.max(1, values.length) * 8);
+    const out = module._malloc(Math.max(1, extra) * 8);
+    try {
+      if (at === 0 || out === 0) fail('TOO_LARGE', `cannot allocate ${values.length} values in the WebAssembly heap`);
+      module.HEAPF64.set(values, at / 8);
+      return call(at, out);
+    } finally {
+      if (at !== 0) module._free(at);
+      if (out !== 0) module._free(out);
+    }
+  }
+
+  function release(options: StreamQuantilesOptions): StreamRelease {
+    const stream = live();
+    if (typeof options !== 'object' || options === null) fail('INVALID_ARGUMENT', 'options must be an object');
+    const quantiles = copyNumbers('quantiles', options.quantiles);
+    checkNumber('epsilon', options.epsilon, true);
+    checkNumber('rho', options.rho, true);
+    checkNumber('bins', options.bins, true);
+    if (options.seed !== undefined && (!Number.isSafeInteger(options.seed) || options.seed < 0)) {
+      fail('INVALID_ARGUMENT', 'seed must be a non-negative safe integer');
+    }
+    const method = options.method ?? 'exp-gk';
+    if (typeof method !== 'string') fail('INVALID_ARGUMENT', 'method must be a string');
+    for (const key of Object.keys(options)) {
+      if (!['quantiles', 'epsilon', 'rho', 'method', 'bins', 'seed'].includes(key)) {
+        fail('INVALID_OPTION', `option '${key}' does not apply to stream releases`);
+      }
+    }
+    const methodOptions: Record<string, number> = {};
+    if (options.bins !== undefined) methodOptions.bins = options.bins;
+    const spec = { method, epsilon: options.epsilon, rho: options.rho, seed: options.seed, options: methodOptions };
+    return withBuffer(quantiles, quantiles.length, (at, out) => {
+      const result = stream.release(at, quantiles.length, out, spec);
+      check(result);
+      const privacy: PrivacySpent =
+        result.privacyKind === 'pure' ? { kind: 'pure', epsilon: result.epsilon } : { kind: 'zcdp', rho: result.rho };
+      return {
+        values: module.HEAPF64.slice(out / 8, out / 8 + quantiles.length),
+        method: result.method as StreamRelease['method'],
+        privacy,
+        neighbouring: result.neighbouring as StreamRelease['neighbouring'],
+      };
+    });
+  }
+
+  const stream: QuantileStream = {
+    push(chunk) {
+      const target = live();
+      const values = copyNumbers('chunk', chunk);
+      withBuffer(values, 0, (at) => check(target.push(at, values.length)));
+    },
+    get count() {
+      return live().count();
+    },
+    get memoryBytes() {
+      return live().memoryBytes();
+    },
+    quantiles: (options) => release(options).values,
+    release,
+    serialize: () => live().serialize(),
+    dispose() {
+      if (disposed) return;
+      disposed = true;
+      registry?.unregister(token);
+      handle.delete();
+    },
+  };
+  // `using s = dpq.createStream(...)` where the runtime has Symbol.dispose.
+  const disposeSymbol = (Symbol as { dispose?: symbol }).dispose;
+  if (disposeSymbol !== undefined) {
+    Object.defineProperty(stream, disposeSymbol, { value: () => stream.dispose() });
+  }
+  return stream;
+}

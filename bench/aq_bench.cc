@@ -7,6 +7,7 @@
 
 #include "core/random.h"
 #include "core/release.h"
+#include "core/stream.h"
 
 namespace {
 
@@ -88,6 +89,25 @@ DPQ_METHOD_BENCHMARK(hs_jointexp, "hs-jointexp");
 DPQ_METHOD_BENCHMARK(appindexp, "appindexp");
 DPQ_METHOD_BENCHMARK(aggtree, "aggtree");
 DPQ_METHOD_BENCHMARK(tree_cdf, "tree-cdf");
+
+// Stream pushes (values per second) at alpha = 10^-3 and 10^-4: clamping,
+// mapping to grid cells and GK inserts, in chunks of 2^16 values.
+void BM_GkInsert(benchmark::State& state) {
+  const std::vector<double> data = MakeData(1 << 22);
+  dpq::StreamOptions options;
+  options.lower = 0;
+  options.upper = 100;
+  options.alpha = 1.0 / static_cast<double>(state.range(0));
+  for (auto _ : state) {
+    dpq::QuantileStream stream = dpq::QuantileStream::Create(options).value();
+    for (size_t at = 0; at < data.size(); at += 1 << 16) {
+      benchmark::DoNotOptimize(stream.Push(data.data() + at, 1 << 16).ok());
+    }
+    stream.sketch().Flush();
+  }
+  state.SetItemsProcessed(state.iterations() * data.size());
+}
+BENCHMARK(BM_GkInsert)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -94,5 +94,27 @@ for (const size of [1000, 100_000]) {
   }
 }
 
+// Stream pushes through the package: values per second.
+console.log('\nStream pushes, 2^22 values in chunks of 2^16 (values per second, median of 3):\n');
+console.log('| alpha | native | WASM (package) | native / WASM |');
+console.log('|---:|---:|---:|---:|');
+const pushData = data.subarray(0, 1 << 22);
+for (const inverse of [1000, 10000]) {
+  const seconds = median(
+    Array.from({ length: 3 }, () => {
+      const stream = dpq.createStream({ lower: 0, upper: 100, alpha: 1 / inverse });
+      const start = performance.now();
+      for (let at = 0; at < pushData.length; at += 1 << 16) stream.push(pushData.subarray(at, at + (1 << 16)));
+      const elapsed = (performance.now() - start) / 1000;
+      stream.dispose();
+      return elapsed;
+    }),
+  );
+  const entry = native.benchmarks.find((b) => b.name === `BM_GkInsert/${inverse}`);
+  const nativeRate = entry === undefined ? NaN : entry.items_per_second;
+  const wasmRate = pushData.length / seconds;
+  console.log(`| 1e-${Math.log10(inverse)} | ${(nativeRate / 1e6).toFixed(1)} M/s | ${(wasmRate / 1e6).toFixed(1)} M/s | ${(nativeRate / wasmRate).toFixed(2)} |`);
+}
+
 const moduleBytes = readFileSync(new URL('../dist/generated/dpq_module.mjs', import.meta.url)).length;
 console.log(`module: ${(moduleBytes / 1024).toFixed(0)} KiB (one file, WASM inlined); load + instantiate ${f(loadMs)} ms`);

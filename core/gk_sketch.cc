@@ -76,12 +76,14 @@ GkSketch::GkSketch(double lower, double upper, double alpha, int64_t bins)
       alpha_(alpha),
       steps_(OutputGrid::ForBounds(lower, upper).steps()),
       bins_(bins) {
+  while ((int64_t{1} << steps_log2_) < steps_) ++steps_log2_;
   const double batch = std::ceil(1 / (2 * alpha));
   buffer_limit_ = static_cast<size_t>(std::min(std::max(batch, 64.0), 65536.0));
 }
 
 int64_t GkSketch::BinOf(int64_t cell) const {
-  return static_cast<int64_t>(static_cast<Wide>(cell) * bins_ / steps_);
+  // steps is a power of two (OutputGrid::ForBounds): shift, do not divide.
+  return static_cast<int64_t>((static_cast<Wide>(cell) * bins_) >> steps_log2_);
 }
 
 uint64_t GkSketch::Capacity() const {

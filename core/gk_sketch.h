@@ -82,6 +82,7 @@ class GkSketch {
   double alpha_;
   int64_t steps_;
   int64_t bins_;
+  int steps_log2_ = 0;
   uint64_t count_ = 0;
   std::vector<GkTuple> tuples_;
   std::vector<int64_t> buffer_;

@@ -34,8 +34,12 @@ OutputGrid OutputGrid::ForBounds(double lower, double upper) {
 }
 
 int64_t OutputGrid::CellOf(double x) const {
-  const double fraction = (x - lower_) / (upper_ - lower_);
-  const double estimate = std::floor(fraction * static_cast<double>(steps_));
+  // Any estimate will do: the loops below settle on ValueAt's side exactly.
+  // Multiplying is faster than dividing; divide when the scale overflows.
+  const double estimate = std::isfinite(cells_per_unit_)
+                              ? std::floor((x - lower_) * cells_per_unit_)
+                              : std::floor((x - lower_) / (upper_ - lower_) *
+                                           static_cast<double>(steps_));
   int64_t cell = estimate > 0 ? static_cast<int64_t>(std::min(
                                     estimate, static_cast<double>(steps_ - 1)))
                               : 0;

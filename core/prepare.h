@@ -38,7 +38,10 @@ class OutputGrid {
   static OutputGrid ForBounds(double lower, double upper);
   // A grid with an explicit number of steps (tests use small ones).
   OutputGrid(double lower, double upper, int64_t steps)
-      : lower_(lower), upper_(upper), steps_(steps) {}
+      : lower_(lower),
+        upper_(upper),
+        steps_(steps),
+        cells_per_unit_(static_cast<double>(steps) / (upper - lower)) {}
 
   double lower() const { return lower_; }
   double upper() const { return upper_; }
@@ -55,6 +58,7 @@ class OutputGrid {
   double lower_;
   double upper_;
   int64_t steps_;
+  double cells_per_unit_;  // only for CellOf's first estimate
 };
 
 // lower < upper, both finite, and upper - lower finite.

@@ -8,3 +8,6 @@ build/native/dpq_bench --benchmark_format=json --benchmark_out=build/bench/nativ
   --benchmark_out_format=json --benchmark_format=console
 node --no-experimental-fetch build/wasm/dpq_wasm_sort_bench.cjs >build/bench/wasm-sort.json
 node bench/wasm-bench.mjs build/bench/native.json build/bench/wasm-sort.json
+echo
+echo "Sketch size against n (generated on the fly):"
+build/native/dpq_gk_space

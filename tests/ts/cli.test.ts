@@ -108,3 +108,22 @@ describe('dp-quantiles CLI method options', () => {
       .toMatch(/NAME=VALUE/);
   });
 });
+
+describe('examples/stream-large-csv.mjs', () => {
+  it('generates a CSV, streams it in chunks and prints private quantiles', () => {
+    const example = fileURLToPath(new URL('../../examples/stream-large-csv.mjs', import.meta.url));
+    const csv = join(dir, 'stream.csv');
+    execFileSync(process.execPath, [example, '--generate', '150000', csv], { stdio: 'pipe' });
+    const result = spawnSync(process.execPath, [example, csv, '--column', 'value', '--lower', '0', '--upper', '1000', '--alpha', '1e-3'], {
+      encoding: 'utf8',
+    });
+    expect(result.status).toBe(0);
+    expect(result.stderr).toMatch(/100% read, 150,000 values/);
+    const output = JSON.parse(result.stdout);
+    expect(output.method).toBe('hist-gk');
+    expect(output.sketchBytes).toBeLessThan(150000 * 8);
+    const median = output.quantiles.find((q: { q: number }) => q.q === 0.5).value;
+    expect(median).toBeGreaterThan(45); // log-normal(4, 1): median e^4 = 54.6
+    expect(median).toBeLessThan(65);
+  });
+});

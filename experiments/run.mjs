@@ -4,16 +4,18 @@
 //
 //  1. Kaplan, Schnapp and Stemmer, Section 4.3: 1,000 points sampled per
 //     trial, m = 1..120 evenly spaced quantiles, epsilon = 1 and rho = 1/2,
-//     bounds [-100, 100], mean rank error per quantile, every method. Data:
+//     bounds [-100, 100] (Goodreads pages: [0, 10000], which [-100, 100]
+//     would clamp), mean rank error per quantile, every method. Data:
 //     Uniform(-5, 5) and N(0, 5) (10,000 points each), and the real columns
 //     in ../shared/data when present.
 //  2. Lalanne et al., Figure 3: Mixed(p, delta) distributions, m = 8,
 //     epsilon = 1, sup-norm error against the population quantiles as n grows.
 //
 // Usage: node experiments/run.mjs [--trials N] [--runs N] [--out DIR]
+//                                 [--datasets name,name] [--skip-mixed]
 // Seeds make the tables reproducible; seeded releases are not private, which
 // is fine for an experiment on public or synthetic data.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +31,8 @@ const { values: args } = parseArgs({
     trials: { type: 'string', default: '100' },
     runs: { type: 'string', default: '50' },
     out: { type: 'string', default: join(root, 'docs/experiments') },
+    datasets: { type: 'string' },
+    'skip-mixed': { type: 'boolean', default: false },
   },
 });
 const TRIALS = Number(args.trials);
@@ -71,14 +75,15 @@ function datasets() {
     ['adult_age', 'Adult age', 'adult_age.csv'],
     ['adult_hours', 'Adult hours per week', 'adult_hours_per_week.csv'],
     ['goodreads_rating', 'Goodreads rating', 'goodreads_average_rating.csv'],
-    ['goodreads_pages', 'Goodreads pages', 'goodreads_num_pages.csv'],
+    ['goodreads_pages', 'Goodreads pages', 'goodreads_num_pages.csv', [0, 10000]],
   ];
-  for (const [name, label, file] of real) {
+  for (const [name, label, file, bounds] of real) {
     const path = join(shared, file);
-    if (existsSync(path)) list.push({ name, label, values: readColumn(path) });
+    if (existsSync(path)) list.push({ name, label, values: readColumn(path), bounds });
     else console.log(`(skipping ${label}: ${path} not found)`);
   }
-  return list;
+  const only = args.datasets?.split(',');
+  return only === undefined ? list : list.filter((d) => only.includes(d.name));
 }
 
 // Partial Fisher-Yates: `count` values sampled without replacement.
@@ -117,8 +122,8 @@ async function chart(spec, file) {
 }
 
 // 1. AQ paper, Section 4.3.
-const summary = [];
 for (const dataset of datasets()) {
+  const [lower, upper] = dataset.bounds ?? [-100, 100];
   const rows = [];
   const started = Date.now();
   for (const budget of [{ epsilon: 1 }, { rho: 0.5 }]) {
@@ -132,7 +137,7 @@ for (const dataset of datasets()) {
         const sorted = Float64Array.from(points).sort();
         for (const method of METHODS) {
           const released = dpq.quantiles(points, {
-            lower: -100, upper: 100, quantiles, method, seed: trial * 7919 + m, ...budget,
+            lower, upper, quantiles, method, seed: trial * 7919 + m, ...budget,
           });
           totals[method] += rankErrors(sorted, quantiles, released) / TRIALS;
         }
@@ -145,7 +150,7 @@ for (const dataset of datasets()) {
   writeFileSync(join(args.out, `aq-section-4.3-${dataset.name}.csv`), toCsv(rows));
   await chart(
     {
-      title: `${dataset.label}: 1,000 points, bounds [-100, 100], ${TRIALS} trials`,
+      title: `${dataset.label}: 1,000 points, bounds [${lower}, ${upper}], ${TRIALS} trials`,
       data: { values: rows.map((r) => ({ ...r, mean_rank_error: Math.max(Number(r.mean_rank_error), 0.01) })) },
       facet: { column: { field: 'budget', title: null } },
       spec: {
@@ -161,16 +166,11 @@ for (const dataset of datasets()) {
     },
     join(args.out, `aq-section-4.3-${dataset.name}.svg`),
   );
-  for (const budget of ['epsilon = 1', 'rho = 1/2']) {
-    const at = rows.filter((r) => r.budget === budget && r.m === 120);
-    const best = at.reduce((a, b) => (Number(a.mean_rank_error) <= Number(b.mean_rank_error) ? a : b));
-    const aq = at.find((r) => r.method === 'aq');
-    summary.push(`${dataset.label}, ${budget}, m = 120: AQ ${aq.mean_rank_error}, best ${best.method} ${best.mean_rank_error}`);
-  }
   console.log(`${dataset.label}: ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 
 // 2. Lalanne et al., Figure 3: Mixed(p, delta), m = 8, epsilon = 1.
+if (!args['skip-mixed']) {
 const MIXED = [
   [0, 0],
   [0.1, 0.05],
@@ -218,7 +218,7 @@ for (const [p, delta] of MIXED) {
       });
     }
     variants.forEach((variant, v) => {
-      mixedRows.push({ distribution: `Mixed(${p}, ${delta})`, n, method: variant.label, mean_sup_error: totals[v].toExponential(3) });
+      mixedRows.push({ distribution: `Mixed(p=${p} delta=${delta})`, n, method: variant.label, mean_sup_error: totals[v].toExponential(3) });
     });
   }
 }
@@ -241,9 +241,32 @@ await chart(
   },
   join(args.out, 'lalanne-figure-3-mixed.svg'),
 );
-for (const [p, delta] of MIXED) {
-  const at = mixedRows.filter((r) => r.distribution === `Mixed(${p}, ${delta})` && r.n === 10000);
-  summary.push(`Mixed(${p}, ${delta}), n = 10000: ${at.map((r) => `${r.method} ${r.mean_sup_error}`).join(', ')}`);
+}
+
+// The summary, from every CSV in the output folder (runs may be partial).
+function readCsv(file) {
+  const [header, ...lines] = readFileSync(file, 'utf8').trim().split('\n');
+  const keys = header.split(',');
+  return lines.map((line) => Object.fromEntries(line.split(',').map((v, i) => [keys[i], v])));
+}
+const summary = [];
+for (const file of readdirSync(args.out).filter((f) => f.startsWith('aq-section-4.3-') && f.endsWith('.csv')).sort()) {
+  const rows = readCsv(join(args.out, file));
+  for (const budget of ['epsilon = 1', 'rho = 1/2']) {
+    for (const m of ['8', '120']) {
+      const at = rows.filter((r) => r.budget === budget && r.m === m);
+      const ranked = [...at].sort((a, b) => Number(a.mean_rank_error) - Number(b.mean_rank_error));
+      summary.push(`${rows[0].dataset}, ${budget}, m = ${m}: ${ranked.map((r) => `${r.method} ${Number(r.mean_rank_error).toFixed(1)}`).join(', ')}`);
+    }
+  }
+}
+const mixedFile = join(args.out, 'lalanne-figure-3-mixed.csv');
+if (existsSync(mixedFile)) {
+  const rows = readCsv(mixedFile);
+  for (const distribution of [...new Set(rows.map((r) => r.distribution))]) {
+    const at = rows.filter((r) => r.distribution === distribution && r.n === '10000');
+    summary.push(`${distribution}, n = 10000: ${at.map((r) => `${r.method} ${r.mean_sup_error}`).join(', ')}`);
+  }
 }
 writeFileSync(join(args.out, 'summary.txt'), `${summary.join('\n')}\n`);
 console.log(summary.join('\n'));

@@ -77,12 +77,20 @@ GkSketch::GkSketch(double lower, double upper, double alpha, int64_t bins)
       steps_(OutputGrid::ForBounds(lower, upper).steps()),
       bins_(bins) {
   while ((int64_t{1} << steps_log2_) < steps_) ++steps_log2_;
+  int bins_log2 = 0;
+  while ((int64_t{1} << bins_log2) < bins_) ++bins_log2;
+  if ((int64_t{1} << bins_log2) == bins_ && bins_log2 <= steps_log2_) {
+    bins_shift_ = steps_log2_ - bins_log2;
+  }
   const double batch = std::ceil(1 / (2 * alpha));
   buffer_limit_ = static_cast<size_t>(std::min(std::max(batch, 64.0), 65536.0));
 }
 
 int64_t GkSketch::BinOf(int64_t cell) const {
-  // steps is a power of two (OutputGrid::ForBounds): shift, do not divide.
+  // steps is a power of two (OutputGrid::ForBounds): shift, do not divide;
+  // with a power-of-two bin count (the default) a single shift does it, and
+  // WASM has no 128-bit multiply.
+  if (bins_shift_ >= 0) return cell >> bins_shift_;
   return static_cast<int64_t>((static_cast<Wide>(cell) * bins_) >> steps_log2_);
 }
 
@@ -141,15 +149,18 @@ void GkSketch::Flush() {
   if (tuples_.size() < 3) return;
   size_t write = tuples_.size() - 1;  // the last tuple stays
   GkTuple* right = &tuples_[write];
+  int64_t right_bin = BinOf(right->value);
   for (size_t i = tuples_.size() - 1; i-- > 1;) {
     GkTuple current = tuples_[i];
+    const int64_t bin = BinOf(current.value);
     const bool last = write == tuples_.size() - 1;
-    if (!last && BinOf(current.value) == BinOf(right->value) &&
+    if (!last && bin == right_bin &&
         current.g + right->g + right->delta <= capacity) {
       right->g += current.g;
     } else {
       tuples_[--write] = current;
       right = &tuples_[write];
+      right_bin = bin;
     }
   }
   tuples_[--write] = tuples_[0];

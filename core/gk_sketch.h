@@ -83,6 +83,7 @@ class GkSketch {
   int64_t steps_;
   int64_t bins_;
   int steps_log2_ = 0;
+  int bins_shift_ = -1;  // steps_log2_ - log2(bins) for power-of-two bins
   uint64_t count_ = 0;
   std::vector<GkTuple> tuples_;
   std::vector<int64_t> buffer_;

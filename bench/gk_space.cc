@@ -22,7 +22,7 @@ int main() {
       }
       sketch.Flush();
       const double full = 8.0 * static_cast<double>(n);
-      std::printf("| %g | %llu | %zu | %zu | %.0f | %.0fx |\n", alpha,
+      std::printf("| %g | %llu | %zu | %zu | %.0f | %.2gx |\n", alpha,
                   static_cast<unsigned long long>(n), sketch.tuples().size(),
                   sketch.MemoryBytes(), full,
                   full / static_cast<double>(sketch.MemoryBytes()));

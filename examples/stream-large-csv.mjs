@@ -5,11 +5,14 @@
 //
 //   node examples/stream-large-csv.mjs FILE --column NAME --lower L --upper U
 //        [--alpha 1e-4] [--epsilon 1] [--method hist-gk|exp-gk]
-//        [--quantiles 0.1,0.5,0.9]
+//        [--quantiles 0.1,0.5,0.9] [--compare-full]
 //   node examples/stream-large-csv.mjs --generate 10000000 big.csv
 //
 // Run `npm run build:package` first. The second form writes a synthetic CSV
 // (a value column drawn from a log-normal) to try the first on.
+// --compare-full also holds every value (when they fit) and releases them with
+// the full-space baseline DPExpFull of Alabi et al. (our 'appindexp': one
+// exponential mechanism per quantile), side by side with the stream.
 import { createReadStream, createWriteStream, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
@@ -29,6 +32,7 @@ const { values: args, positionals } = parseArgs({
     method: { type: 'string', default: 'hist-gk' },
     quantiles: { type: 'string', default: '0.1,0.25,0.5,0.75,0.9,0.99' },
     generate: { type: 'string' },
+    'compare-full': { type: 'boolean', default: false },
   },
 });
 
@@ -65,6 +69,7 @@ const stream = dpq.createStream({
 });
 const BATCH = 1 << 16;
 const batch = new Float64Array(BATCH);
+const everything = args['compare-full'] ? [] : undefined; // full-space baseline
 let filled = 0;
 let column = -1;
 let lastReport = 0;
@@ -83,6 +88,7 @@ for await (const { record, info } of parser) {
     throw new Error(`line ${info.lines}: '${record[column]}' is not a number`);
   }
   batch[filled++] = value;
+  everything?.push(value);
   if (filled === BATCH) {
     stream.push(batch);
     filled = 0;
@@ -100,6 +106,20 @@ process.stderr.write(`\r100% read, ${stream.count.toLocaleString('en')} values, 
 
 const quantiles = args.quantiles.split(',').map(Number);
 const release = stream.release({ quantiles, epsilon: Number(args.epsilon), method: args.method });
+let full;
+if (everything !== undefined) {
+  const values = Float64Array.from(everything);
+  const start = Date.now();
+  const baseline = dpq.release(values, {
+    lower: Number(args.lower), upper: Number(args.upper), quantiles, epsilon: Number(args.epsilon), method: 'appindexp',
+  });
+  full = {
+    method: 'DPExpFull (appindexp)',
+    bytes: values.byteLength,
+    seconds: (Date.now() - start) / 1000,
+    quantiles: quantiles.map((q, i) => ({ q, value: baseline.values[i] })),
+  };
+}
 console.log(
   JSON.stringify(
     {
@@ -111,6 +131,7 @@ console.log(
       seconds: (Date.now() - started) / 1000,
       sketchBytes: stream.memoryBytes,
       quantiles: quantiles.map((q, i) => ({ q, value: release.values[i] })),
+      fullSpace: full,
     },
     null,
     2,

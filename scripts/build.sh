@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the project.
 #   build.sh package  the WASM module and the TypeScript package (dist/)
+#   build.sh site     the package, then the demo site (dist-site/)
 #   build.sh all      also the native core, its tests and benchmarks, and the
 #                     core tests compiled to WASM
 set -euo pipefail
@@ -29,3 +30,8 @@ cp build/wasm/dpq_module.mjs dist/generated/dpq_module.mjs
 cp web/src/generated/dpq_module.d.mts dist/generated/dpq_module.d.mts
 npx tsc -p tsconfig.json
 chmod +x dist/cli.js
+
+if [ "$what" = site ] || [ "$what" = all ]; then
+  node scripts/extract-datasets.mjs
+  npx vite build --config web/site/vite.config.ts --logLevel warn
+fi

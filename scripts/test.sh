@@ -24,6 +24,7 @@ step "core tests (native)" build/native/dpq_core_tests \
 step "core tests (WASM in Node)" node --no-experimental-fetch \
   build/wasm/dpq_core_tests.cjs --gtest_output=json:"$results/gtest-wasm.json"
 step "test types" npx tsc -p tests/tsconfig.json
+step "site types" npx tsc -p web/site/tsconfig.json
 step "package, CLI and browser tests (Vitest)" npx vitest run \
   --reporter=default --reporter=json --outputFile.json="$results/vitest.json"
 

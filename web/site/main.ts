@@ -1,0 +1,306 @@
+// The demo page: settings in, private results out. All data and computation
+// live in the worker (worker.ts); cancelling replaces the worker.
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+
+import datasets from './generated/dataset-list.json';
+import type { CompareRow, ReleaseResult, ReleaseSettings, Reply, Request } from './protocol.js';
+
+const METHODS: [string, string][] = [
+  ['aq', 'ApproximateQuantiles: the best all-rounder for many quantiles (default).'],
+  ['jointexp', 'JointExp: one exponential mechanism over all quantiles; strong for a few, slow for many.'],
+  ['inverse-sensitivity', 'Inverse sensitivity: like JointExp; protects a replaced row, with the row count public.'],
+  ['hs-jointexp', 'HSJointExp: JointExp on jittered data, for columns with many repeated values.'],
+  ['appindexp', 'AppIndExp: one independent mechanism per quantile (a baseline).'],
+  ['aggtree', 'AggTree: a tree of noisy counts; cost independent of the number of quantiles.'],
+  ['tree-cdf', 'Tree CDF: a monotone noisy CDF from a binary tree of counts.'],
+];
+const STREAM_METHODS: [string, string][] = [
+  ['hist-gk', 'DPHistGK: noisy histogram from a bounded-memory sketch (large files).'],
+  ['exp-gk', 'DPExpGK: exponential mechanism on the sketch; protects a replaced row, row count public.'],
+];
+const COMPARE_COUNTS = [1, 2, 4, 8, 16, 32];
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+const datasetSelect = $<HTMLSelectElement>('dataset');
+const fileInput = $<HTMLInputElement>('file');
+const drop = $<HTMLDivElement>('drop');
+const columnSelect = $<HTMLSelectElement>('column');
+const methodSelect = $<HTMLSelectElement>('method');
+const preset = $<HTMLSelectElement>('preset');
+const custom = $<HTMLInputElement>('custom');
+const runButton = $<HTMLButtonElement>('run');
+const cancelButton = $<HTMLButtonElement>('cancel');
+const compareButton = $<HTMLButtonElement>('compare');
+const progressBox = $<HTMLDivElement>('progress-box');
+const progress = $<HTMLProgressElement>('progress');
+
+let worker: Worker;
+let source: Request = { type: 'builtin', id: (datasets as { id: string }[])[0].id };
+let large = false;
+let onReply: (reply: Reply) => void = () => {};
+
+function startWorker(): void {
+  worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' });
+  worker.onmessage = (event: MessageEvent<Reply>) => onReply(event.data);
+  worker.postMessage(source);
+}
+
+function setBusy(busy: boolean, label = 'Working…'): void {
+  runButton.disabled = busy;
+  compareButton.disabled = busy;
+  cancelButton.disabled = !busy;
+  progressBox.hidden = !busy;
+  $('progress-label').textContent = label;
+  progress.removeAttribute('value');
+}
+
+function showError(code: string, message: string): void {
+  // Each error goes next to the field it is about.
+  const target: Record<string, string> = {
+    INVALID_BOUNDS: 'bounds-error',
+    INVALID_PRIVACY: 'budget-error',
+    INVALID_QUANTILES: 'quantiles-error',
+    INVALID_OPTION: 'option-error',
+    INVALID_ARGUMENT: 'bounds-error',
+  };
+  $(target[code] ?? 'data-error').textContent = message;
+}
+
+function clearErrors(): void {
+  for (const id of ['bounds-error', 'budget-error', 'quantiles-error', 'option-error', 'data-error']) {
+    $(id).textContent = '';
+  }
+}
+
+function fillMethods(): void {
+  const list = large ? STREAM_METHODS : METHODS;
+  methodSelect.replaceChildren(...list.map(([value]) => new Option(value, value)));
+  $('alpha-row').hidden = !large;
+  compareButton.disabled = large;
+  describeMethod();
+}
+
+function describeMethod(): void {
+  const entry = [...METHODS, ...STREAM_METHODS].find(([value]) => value === methodSelect.value);
+  $('method-help').textContent = entry?.[1] ?? '';
+}
+
+function quantiles(): number[] {
+  const choice = preset.value;
+  if (choice === 'deciles') return Array.from({ length: 9 }, (_, i) => (i + 1) / 10);
+  if (choice === 'percentiles') return Array.from({ length: 99 }, (_, i) => (i + 1) / 100);
+  if (choice === 'custom') return custom.value.split(/[,\s]+/).filter(Boolean).map(Number);
+  return choice.split(',').map(Number);
+}
+
+// Numbers as typed: an empty or malformed field becomes NaN, and the library's
+// own error names the problem.
+function number(id: string): number {
+  const text = $<HTMLInputElement>(id).value.trim();
+  return text === '' ? Number.NaN : Number(text);
+}
+
+function settings(): ReleaseSettings {
+  const kind = (document.querySelector('input[name="budget"]:checked') as HTMLInputElement).value;
+  const value = number('budget-value');
+  return {
+    column: columnSelect.value,
+    lower: number('lower'),
+    upper: number('upper'),
+    quantiles: quantiles(),
+    budget: kind === 'rho' ? { rho: value } : { epsilon: value },
+    method: methodSelect.value,
+    alpha: large ? number('alpha') : undefined,
+  };
+}
+
+function format(x: number): string {
+  return Number.isFinite(x) ? x.toPrecision(6).replace(/\.?0+$/, '') : '—';
+}
+
+let cdfPlot: uPlot | undefined;
+let comparePlot: uPlot | undefined;
+
+function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
+  const privacy = Object.entries(result.privacy)
+    .filter(([key]) => key !== 'kind')
+    .map(([key, value]) => `${key} = ${value}`)
+    .join(', ');
+  const extra = result.streamed
+    ? ` Streamed ${result.streamed.values.toLocaleString('en')} values through a ${Math.round(result.streamed.sketchBytes / 1024)} KiB sketch.`
+    : '';
+  $('summary').textContent =
+    `${result.method}: ${asked.quantiles.length} quantile${asked.quantiles.length === 1 ? '' : 's'} in ` +
+    `${result.milliseconds.toFixed(1)} ms, spending ${privacy} ` +
+    `(neighbouring: ${result.neighbouring}).${extra}`;
+  const body = $<HTMLTableElement>('results').tBodies[0];
+  body.replaceChildren(
+    ...asked.quantiles.map((q, i) => {
+      const row = document.createElement('tr');
+      const cells = [format(q), format(result.values[i]), format(result.truth?.values[i] ?? Number.NaN),
+        result.truth ? String(result.truth.rankErrors[i]) : 'not kept (streamed)'];
+      cells.forEach((text, c) => {
+        const cell = document.createElement(c === 0 ? 'th' : 'td');
+        if (c === 0) cell.setAttribute('scope', 'row');
+        if (c >= 2) cell.className = 'owner';
+        cell.textContent = text;
+        row.append(cell);
+      });
+      return row;
+    }),
+  );
+  $('results').hidden = false;
+  const figure = $('cdf-figure');
+  cdfPlot?.destroy();
+  cdfPlot = undefined;
+  if (result.truth === undefined) {
+    figure.hidden = true;
+    return;
+  }
+  figure.hidden = false;
+  // Private quantiles drawn at their requested level on the true CDF.
+  const [xs, ys] = result.truth.cdf;
+  const points = asked.quantiles.map((q, i) => [result.values[i], q] as const).sort((a, b) => a[0] - b[0]);
+  const allX = [...new Set([...xs, ...points.map((p) => p[0])])].sort((a, b) => a - b);
+  const yAt = new Map(xs.map((x, i) => [x, ys[i]]));
+  const privateAt = new Map(points.map(([x, y]) => [x, y]));
+  cdfPlot = new uPlot(
+    {
+      width: Math.min(720, $('cdf-chart').clientWidth || 720),
+      height: 300,
+      scales: { x: { time: false }, y: { range: [0, 1] } },
+      series: [
+        {},
+        { label: 'true CDF (owner only)', stroke: '#555', spanGaps: true },
+        { label: 'private quantiles', stroke: '#c0392b', width: 0, points: { show: true, size: 8, fill: '#c0392b' } },
+      ],
+      axes: [{ label: asked.column }, { label: 'fraction of rows' }],
+    },
+    [allX, allX.map((x) => yAt.get(x) ?? null), allX.map((x) => privateAt.get(x) ?? null)],
+    $('cdf-chart'),
+  );
+}
+
+function showComparison(rows: CompareRow[]): void {
+  const methods = [...new Set(rows.map((r) => r.method))];
+  const palette = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2'];
+  comparePlot?.destroy();
+  $('compare-figure').hidden = false;
+  comparePlot = new uPlot(
+    {
+      width: Math.min(720, $('compare-chart').clientWidth || 720),
+      height: 320,
+      scales: { x: { time: false, distr: 3 }, y: { distr: 3 } },
+      series: [{ label: 'quantiles' }, ...methods.map((m, i) => ({ label: m, stroke: palette[i % palette.length] }))],
+      axes: [{ label: 'number of quantiles' }, { label: 'mean rank error' }],
+    },
+    [COMPARE_COUNTS, ...methods.map((m) => COMPARE_COUNTS.map((c) => Math.max(rows.find((r) => r.method === m && r.m === c)?.meanRankError ?? NaN, 0.01)))],
+    $('compare-chart'),
+  );
+}
+
+function send(request: Request, label: string, done: (reply: Reply) => boolean): void {
+  clearErrors();
+  setBusy(true, label);
+  onReply = (reply) => {
+    if (reply.type === 'progress') {
+      progress.max = reply.total;
+      progress.value = reply.done;
+      $('progress-label').textContent = `${label} ${Math.round((100 * reply.done) / reply.total)}% (${reply.label})`;
+      return;
+    }
+    if (reply.type === 'error') {
+      setBusy(false);
+      showError(reply.code, reply.message);
+      return;
+    }
+    if (done(reply)) setBusy(false);
+  };
+  worker.postMessage(request);
+}
+
+function load(request: Request): void {
+  source = request;
+  clearErrors();
+  $('results').hidden = true;
+  $('cdf-figure').hidden = true;
+  send(request, 'Loading…', (reply) => {
+    if (reply.type !== 'columns') return false;
+    large = reply.large;
+    columnSelect.replaceChildren(...reply.columns.map((c) => new Option(c.name, c.name)));
+    const describe = () => {
+      const info = reply.columns.find((c) => c.name === columnSelect.value);
+      $('column-info').textContent = reply.large
+        ? `${reply.name}: a large file, streamed in bounded memory when you release.`
+        : info === undefined
+          ? 'No numeric column found.'
+          : `${reply.name}: ${info.numbers.toLocaleString('en')} numbers` +
+            (info.others > 0 ? `; ${info.others.toLocaleString('en')} rows are empty or not numbers and are left out.` : '.');
+    };
+    columnSelect.onchange = describe;
+    describe();
+    fillMethods();
+    return true;
+  });
+}
+
+datasetSelect.replaceChildren(
+  ...(datasets as { id: string; label: string }[]).map((d) => new Option(d.label, d.id)),
+);
+datasetSelect.onchange = () => load({ type: 'builtin', id: datasetSelect.value });
+const yourFile = new Option('(your file)', '');
+yourFile.disabled = true;
+datasetSelect.append(yourFile);
+function loadFile(file: File): void {
+  yourFile.textContent = `(your file: ${file.name})`;
+  datasetSelect.value = '';
+  load({ type: 'file', file });
+}
+fileInput.onchange = () => {
+  const file = fileInput.files?.[0];
+  if (file) loadFile(file);
+};
+drop.ondragover = (event) => {
+  event.preventDefault();
+  drop.classList.add('over');
+};
+drop.ondragleave = () => drop.classList.remove('over');
+drop.ondrop = (event) => {
+  event.preventDefault();
+  drop.classList.remove('over');
+  const file = event.dataTransfer?.files[0];
+  if (file) loadFile(file);
+};
+preset.onchange = () => {
+  custom.hidden = preset.value !== 'custom';
+};
+methodSelect.onchange = describeMethod;
+runButton.onclick = () => {
+  const asked = settings();
+  send({ type: 'release', settings: asked }, large ? 'Streaming' : 'Releasing', (reply) => {
+    if (reply.type !== 'result') return false;
+    showResult(reply.result, asked);
+    return true;
+  });
+};
+compareButton.onclick = () => {
+  const asked = settings();
+  const trials = Math.max(1, Math.min(200, Math.round(number('trials')) || 20));
+  const methods = METHODS.map(([value]) => value);
+  send({ type: 'compare', settings: asked, trials, counts: COMPARE_COUNTS, methods }, 'Comparing', (reply) => {
+    if (reply.type !== 'compared') return false;
+    showComparison(reply.rows);
+    return true;
+  });
+};
+cancelButton.onclick = () => {
+  worker.terminate();
+  setBusy(false);
+  $('summary').textContent = 'Cancelled.';
+  startWorker();
+  load(source);
+};
+
+startWorker();
+load(source);

@@ -1,0 +1,53 @@
+// Messages between the page and its worker. All data and all computation stay
+// in the worker; the page sends settings and receives private results (and,
+// for the data owner's eyes, the true values).
+
+export interface ColumnInfo {
+  name: string;
+  /** Rows whose cell is a number. */
+  numbers: number;
+  /** Rows whose cell is empty or not a number: counted, never mixed in. */
+  others: number;
+}
+
+export interface ReleaseSettings {
+  column: string;
+  lower: number;
+  upper: number;
+  quantiles: number[];
+  budget: { epsilon: number } | { rho: number };
+  method: string;
+  /** Streams (large files): sketch accuracy. */
+  alpha?: number;
+}
+
+export type Request =
+  | { type: 'builtin'; id: string }
+  | { type: 'file'; file: File }
+  | { type: 'release'; settings: ReleaseSettings }
+  | { type: 'compare'; settings: ReleaseSettings; trials: number; counts: number[]; methods: string[] };
+
+export interface ReleaseResult {
+  values: number[];
+  method: string;
+  privacy: Record<string, number | string>;
+  neighbouring: string;
+  milliseconds: number;
+  /** The data owner's view (absent for streamed files): true quantiles. */
+  truth?: { values: number[]; rankErrors: number[]; cdf: [number[], number[]] };
+  /** Streamed files: values read and sketch size. */
+  streamed?: { values: number; sketchBytes: number };
+}
+
+export interface CompareRow {
+  method: string;
+  m: number;
+  meanRankError: number;
+}
+
+export type Reply =
+  | { type: 'columns'; columns: ColumnInfo[]; rows: number; large: boolean; name: string }
+  | { type: 'progress'; done: number; total: number; label: string }
+  | { type: 'result'; result: ReleaseResult }
+  | { type: 'compared'; rows: CompareRow[] }
+  | { type: 'error'; code: string; message: string };

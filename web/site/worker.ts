@@ -1,0 +1,245 @@
+// The demo's worker: loads the WebAssembly module, holds the data, runs every
+// release. The page never sees the data, only results.
+import { parse as parseSync } from 'csv-parse/browser/esm/sync';
+import { parse as parseStreaming } from 'csv-parse/browser/esm';
+
+import { DpQuantilesError, loadDpQuantiles } from '../../dist/browser.js';
+import type { DpQuantiles, QuantilesOptions } from '../../dist/browser.js';
+import datasets from './generated/datasets.json';
+import type { ColumnInfo, CompareRow, ReleaseSettings, Reply, Request } from './protocol.js';
+
+/** Files above this size are streamed through a bounded-memory sketch. */
+export const LARGE_FILE_BYTES = 16 * 1024 * 1024;
+
+const ready: Promise<DpQuantiles> = loadDpQuantiles();
+let columns = new Map<string, Float64Array>();
+let largeFile: File | undefined;
+
+function post(reply: Reply): void {
+  (self as unknown as Worker).postMessage(reply);
+}
+
+const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+// Numeric columns of parsed rows; a column is listed when most of its cells
+// are numbers, and the rest are counted.
+function summarise(header: string[], rows: string[][]): { infos: ColumnInfo[]; data: Map<string, Float64Array> } {
+  const infos: ColumnInfo[] = [];
+  const data = new Map<string, Float64Array>();
+  header.forEach((name, c) => {
+    const values: number[] = [];
+    let others = 0;
+    for (const row of rows) {
+      const cell = (row[c] ?? '').trim();
+      if (NUMBER.test(cell)) values.push(Number(cell));
+      else others++;
+    }
+    if (values.length > others) {
+      infos.push({ name, numbers: values.length, others });
+      data.set(name, Float64Array.from(values));
+    }
+  });
+  return { infos, data };
+}
+
+async function loadBuiltin(id: string): Promise<void> {
+  const dataset = (datasets as unknown as { id: string; label: string; columns: Record<string, (number | null)[]> }[]).find(
+    (d) => d.id === id,
+  );
+  if (dataset === undefined) throw new Error(`no dataset ${id}`);
+  columns = new Map();
+  largeFile = undefined;
+  const infos: ColumnInfo[] = [];
+  let rows = 0;
+  for (const [name, cells] of Object.entries(dataset.columns)) {
+    const values = cells.filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
+    columns.set(name, Float64Array.from(values));
+    infos.push({ name, numbers: values.length, others: cells.length - values.length });
+    rows = cells.length;
+  }
+  post({ type: 'columns', columns: infos, rows, large: false, name: dataset.label });
+}
+
+async function loadFile(file: File): Promise<void> {
+  columns = new Map();
+  largeFile = undefined;
+  if (file.size > LARGE_FILE_BYTES) {
+    // Only the first rows, to list the columns; the whole file is streamed at
+    // release time.
+    const head = await file.slice(0, 256 * 1024).text();
+    const lines = head.split(/\r?\n/).slice(0, -1).join('\n');
+    const rows: string[][] = parseSync(lines, { relax_column_count: true, skip_empty_lines: true });
+    const { infos } = summarise(rows[0], rows.slice(1));
+    largeFile = file;
+    post({ type: 'columns', columns: infos, rows: -1, large: true, name: file.name });
+    return;
+  }
+  const rows: string[][] = parseSync(await file.text(), { relax_column_count: true, skip_empty_lines: true });
+  if (rows.length < 2) throw new Error('the file has no data rows');
+  const { infos, data } = summarise(rows[0], rows.slice(1));
+  columns = data;
+  post({ type: 'columns', columns: infos, rows: rows.length - 1, large: false, name: file.name });
+}
+
+function optionsOf(settings: ReleaseSettings, quantiles: number[] = settings.quantiles, method = settings.method): QuantilesOptions {
+  return {
+    lower: settings.lower,
+    upper: settings.upper,
+    quantiles,
+    method,
+    ...settings.budget,
+  } as QuantilesOptions;
+}
+
+function rankError(sorted: Float64Array, q: number, v: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid] < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return Math.abs(lo - Math.floor(q * sorted.length));
+}
+
+async function release(settings: ReleaseSettings): Promise<void> {
+  const dpq = await ready;
+  if (largeFile !== undefined) return streamRelease(dpq, largeFile, settings);
+  const data = columns.get(settings.column);
+  if (data === undefined) throw new Error('pick a column first');
+  const start = performance.now();
+  const result = dpq.release(data, optionsOf(settings));
+  const milliseconds = performance.now() - start;
+  // The data owner's view: exact order statistics and the empirical CDF.
+  const sorted = Float64Array.from(data, (x) => Math.min(Math.max(x, settings.lower), settings.upper)).sort();
+  const n = sorted.length;
+  const step = Math.max(1, Math.floor(n / 400));
+  const xs: number[] = [];
+  const ys: number[] = [];
+  for (let i = 0; i < n; i += step) {
+    xs.push(sorted[i]);
+    ys.push((i + 1) / n);
+  }
+  if (n > 0) {
+    xs.push(sorted[n - 1]);
+    ys.push(1);
+  }
+  post({
+    type: 'result',
+    result: {
+      values: Array.from(result.values),
+      method: result.method,
+      privacy: result.privacy,
+      neighbouring: result.neighbouring,
+      milliseconds,
+      truth: {
+        values: settings.quantiles.map((q) => (n === 0 ? NaN : sorted[Math.min(Math.floor(q * n), n - 1)])),
+        rankErrors: settings.quantiles.map((q, i) => rankError(sorted, q, result.values[i])),
+        cdf: [xs, ys],
+      },
+    },
+  });
+}
+
+// A large file: File.stream() through the CSV parser into a GK sketch, in
+// bounded memory, with progress.
+async function streamRelease(dpq: DpQuantiles, file: File, settings: ReleaseSettings): Promise<void> {
+  const start = performance.now();
+  const stream = dpq.createStream({ lower: settings.lower, upper: settings.upper, alpha: settings.alpha ?? 1e-4 });
+  try {
+    const batch = new Float64Array(1 << 16);
+    let filled = 0;
+    let column = -1;
+    let bytes = 0;
+    let lastReport = 0;
+    const parser = parseStreaming({ relax_column_count: true, skip_empty_lines: true });
+    const finished = new Promise<void>((resolve, reject) => {
+      parser.on('end', resolve);
+      parser.on('error', reject);
+    });
+    parser.on('data', (row: string[]) => {
+      if (column < 0) {
+        column = row.indexOf(settings.column);
+        if (column < 0) parser.destroy(new Error(`no column named ${settings.column}`));
+        return;
+      }
+      const cell = (row[column] ?? '').trim();
+      if (!NUMBER.test(cell)) return; // counted as "other" rows
+      batch[filled++] = Number(cell);
+      if (filled === batch.length) {
+        stream.push(batch);
+        filled = 0;
+      }
+    });
+    const reader = file.stream().pipeThrough(new TextDecoderStream()).getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      bytes += value.length;
+      // Respect the parser's backpressure: reading no faster than parsing
+      // keeps memory constant, whatever the file's size.
+      if (!parser.write(value)) await new Promise((resolve) => parser.once('drain', resolve));
+      if (performance.now() - lastReport > 100) {
+        lastReport = performance.now();
+        post({ type: 'progress', done: Math.min(bytes, file.size), total: file.size, label: 'reading' });
+      }
+    }
+    parser.end();
+    await finished;
+    stream.push(batch.subarray(0, filled));
+    post({ type: 'progress', done: file.size, total: file.size, label: 'reading' });
+    const method = settings.method === 'exp-gk' ? 'exp-gk' : 'hist-gk';
+    const result = stream.release({ quantiles: settings.quantiles, method, ...settings.budget });
+    post({
+      type: 'result',
+      result: {
+        values: Array.from(result.values),
+        method: result.method,
+        privacy: result.privacy,
+        neighbouring: result.neighbouring,
+        milliseconds: performance.now() - start,
+        streamed: { values: stream.count, sketchBytes: stream.memoryBytes },
+      },
+    });
+  } finally {
+    stream.dispose();
+  }
+}
+
+async function compare(settings: ReleaseSettings, trials: number, counts: number[], methods: string[]): Promise<void> {
+  const dpq = await ready;
+  const data = columns.get(settings.column);
+  if (data === undefined || largeFile !== undefined) {
+    throw new Error('comparison needs a dataset held in memory (not a streamed file)');
+  }
+  const sorted = Float64Array.from(data, (x) => Math.min(Math.max(x, settings.lower), settings.upper)).sort();
+  const rows: CompareRow[] = [];
+  const total = methods.length * counts.length;
+  let done = 0;
+  for (const method of methods) {
+    for (const m of counts) {
+      const quantiles = Array.from({ length: m }, (_, i) => (i + 1) / (m + 1));
+      let error = 0;
+      for (let t = 0; t < trials; t++) {
+        const values = dpq.quantiles(data, optionsOf(settings, quantiles, method));
+        error += quantiles.reduce((sum, q, i) => sum + rankError(sorted, q, values[i]), 0) / m / trials;
+      }
+      rows.push({ method, m, meanRankError: error });
+      post({ type: 'progress', done: ++done, total, label: `${method}, m = ${m}` });
+    }
+  }
+  post({ type: 'compared', rows });
+}
+
+self.onmessage = async (event: MessageEvent<Request>) => {
+  const request = event.data;
+  try {
+    if (request.type === 'builtin') await loadBuiltin(request.id);
+    else if (request.type === 'file') await loadFile(request.file);
+    else if (request.type === 'release') await release(request.settings);
+    else await compare(request.settings, request.trials, request.counts, request.methods);
+  } catch (error) {
+    if (error instanceof DpQuantilesError) post({ type: 'error', code: error.code, message: error.message });
+    else post({ type: 'error', code: 'DEMO', message: error instanceof Error ? error.message : String(error) });
+  }
+};

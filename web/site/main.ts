@@ -225,6 +225,8 @@ function load(request: Request): void {
   clearErrors();
   $('results').hidden = true;
   $('cdf-figure').hidden = true;
+  $('compare-figure').hidden = true;
+  $('summary').textContent = '';
   send(request, 'Loading…', (reply) => {
     if (reply.type !== 'columns') return false;
     large = reply.large;

@@ -1,7 +1,6 @@
 // The demo's worker: loads the WebAssembly module, holds the data, runs every
 // release. The page never sees the data, only results.
 import { parse as parseSync } from 'csv-parse/browser/esm/sync';
-import { parse as parseStreaming } from 'csv-parse/browser/esm';
 
 import { DpQuantilesError, loadDpQuantiles } from '../../dist/browser.js';
 import type { DpQuantiles, QuantilesOptions } from '../../dist/browser.js';
@@ -141,8 +140,22 @@ async function release(settings: ReleaseSettings): Promise<void> {
   });
 }
 
-// A large file: File.stream() through the CSV parser into a GK sketch, in
-// bounded memory, with progress.
+// The end of the last complete record in `text`: its last newline outside
+// quotes (a doubled quote "" toggles twice, so it counts right), or -1.
+function lastRecordEnd(text: string): number {
+  let inQuotes = false;
+  let end = -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) inQuotes = !inQuotes;
+    else if (c === 10 && !inQuotes) end = i;
+  }
+  return end;
+}
+
+// A large file: File.stream() decoded in chunks; each chunk's complete records
+// go through the CSV parser and into a GK sketch. Memory stays constant:
+// one chunk, one batch and the sketch.
 async function streamRelease(dpq: DpQuantiles, file: File, settings: ReleaseSettings): Promise<void> {
   const start = performance.now();
   const stream = dpq.createStream({ lower: settings.lower, upper: settings.upper, alpha: settings.alpha ?? 1e-4 });
@@ -152,40 +165,43 @@ async function streamRelease(dpq: DpQuantiles, file: File, settings: ReleaseSett
     let column = -1;
     let bytes = 0;
     let lastReport = 0;
-    const parser = parseStreaming({ relax_column_count: true, skip_empty_lines: true });
-    const finished = new Promise<void>((resolve, reject) => {
-      parser.on('end', resolve);
-      parser.on('error', reject);
-    });
-    parser.on('data', (row: string[]) => {
-      if (column < 0) {
-        column = row.indexOf(settings.column);
-        if (column < 0) parser.destroy(new Error(`no column named ${settings.column}`));
-        return;
+    let carry = '';
+    const take = (text: string) => {
+      const rows: string[][] = parseSync(text, { relax_column_count: true, skip_empty_lines: true });
+      for (const row of rows) {
+        if (column < 0) {
+          column = row.indexOf(settings.column);
+          if (column < 0) throw new Error(`no column named ${settings.column}`);
+          continue;
+        }
+        const cell = (row[column] ?? '').trim();
+        if (!NUMBER.test(cell)) continue; // not a number: left out, as listed
+        batch[filled++] = Number(cell);
+        if (filled === batch.length) {
+          stream.push(batch);
+          filled = 0;
+        }
       }
-      const cell = (row[column] ?? '').trim();
-      if (!NUMBER.test(cell)) return; // counted as "other" rows
-      batch[filled++] = Number(cell);
-      if (filled === batch.length) {
-        stream.push(batch);
-        filled = 0;
-      }
-    });
+    };
     const reader = file.stream().pipeThrough(new TextDecoderStream()).getReader();
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
       bytes += value.length;
-      // Respect the parser's backpressure: reading no faster than parsing
-      // keeps memory constant, whatever the file's size.
-      if (!parser.write(value)) await new Promise((resolve) => parser.once('drain', resolve));
+      const text = carry + value;
+      const end = lastRecordEnd(text);
+      if (end < 0) {
+        carry = text;
+      } else {
+        take(text.slice(0, end));
+        carry = text.slice(end + 1);
+      }
       if (performance.now() - lastReport > 100) {
         lastReport = performance.now();
         post({ type: 'progress', done: Math.min(bytes, file.size), total: file.size, label: 'reading' });
       }
     }
-    parser.end();
-    await finished;
+    if (carry.trim() !== '') take(carry);
     stream.push(batch.subarray(0, filled));
     post({ type: 'progress', done: file.size, total: file.size, label: 'reading' });
     const method = settings.method === 'exp-gk' ? 'exp-gk' : 'hist-gk';

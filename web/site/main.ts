@@ -299,9 +299,9 @@ compareButton.onclick = () => {
 cancelButton.onclick = () => {
   worker.terminate();
   setBusy(false);
-  $('summary').textContent = 'Cancelled.';
   startWorker();
   load(source);
+  $('summary').textContent = 'Cancelled.';
 };
 
 startWorker();

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/release.h"
 #include "core/stream.h"
@@ -64,6 +66,25 @@ std::optional<double> OptionalNumber(const val& object, const char* key) {
   return value.as<double>();
 }
 
+// Every own property of `options` (a plain object, or undefined): strings to
+// `texts` when given, numbers to `numbers`.
+void ReadOptions(const val& options,
+                 std::vector<std::pair<std::string, double>>* numbers,
+                 std::vector<std::pair<std::string, std::string>>* texts) {
+  if (options.isUndefined() || options.isNull()) return;
+  const val keys = val::global("Object").call<val>("keys", options);
+  const int length = keys["length"].as<int>();
+  for (int i = 0; i < length; ++i) {
+    const std::string key = keys[i].as<std::string>();
+    const val value = options[key];
+    if (texts != nullptr && value.isString()) {
+      texts->emplace_back(key, value.as<std::string>());
+    } else {
+      numbers->emplace_back(key, value.as<double>());
+    }
+  }
+}
+
 std::optional<uint64_t> OptionalSeed(const val& spec) {
   const std::optional<double> seed = OptionalNumber(spec, "seed");
   if (!seed.has_value()) return std::nullopt;
@@ -86,20 +107,7 @@ WasmReleaseResult Release(uintptr_t data_address, uint32_t count,
   request.seed = OptionalSeed(spec);
   const double* quantiles = reinterpret_cast<const double*>(quantiles_address);
   request.quantiles.assign(quantiles, quantiles + quantile_count);
-  const val options = spec["options"];
-  if (!options.isUndefined() && !options.isNull()) {
-    const val keys = val::global("Object").call<val>("keys", options);
-    const int length = keys["length"].as<int>();
-    for (int i = 0; i < length; ++i) {
-      const std::string key = keys[i].as<std::string>();
-      const val value = options[key];
-      if (value.isString()) {
-        request.text_options.emplace_back(key, value.as<std::string>());
-      } else {
-        request.options.emplace_back(key, value.as<double>());
-      }
-    }
-  }
+  ReadOptions(spec["options"], &request.options, &request.text_options);
   return ToResult(
       dpq::ReleaseQuantiles(reinterpret_cast<double*>(data_address), count,
                             request, reinterpret_cast<double*>(out_address)));
@@ -170,15 +178,7 @@ class WasmStream {
     const double* quantiles =
         reinterpret_cast<const double*>(quantiles_address);
     request.quantiles.assign(quantiles, quantiles + quantile_count);
-    const val options = spec["options"];
-    if (!options.isUndefined() && !options.isNull()) {
-      const val keys = val::global("Object").call<val>("keys", options);
-      const int length = keys["length"].as<int>();
-      for (int i = 0; i < length; ++i) {
-        const std::string key = keys[i].as<std::string>();
-        request.options.emplace_back(key, options[key].as<double>());
-      }
-    }
+    ReadOptions(spec["options"], &request.options, nullptr);
     return ToResult(
         stream_->Release(request, reinterpret_cast<double*>(out_address)));
   }

@@ -1,12 +1,12 @@
 // The browser entry point in Debian's Chromium, driven by playwright-core:
 // the page imports dist/browser.js directly, as a user without a bundler would.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 
-import { chromium, type Browser } from 'playwright-core';
-import sirv from 'sirv';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+
+import { launchChromium, serveStatic } from './chromium.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 let server: Server;
@@ -14,29 +14,12 @@ let origin: string;
 let browser: Browser;
 
 beforeAll(async () => {
-  const serve = sirv(root, { dev: true });
-  server = createServer((req, res) => {
-    // Only the package and the fixtures are served.
-    if (req.url?.startsWith('/dist/') || req.url?.startsWith('/tests/e2e/fixtures/')) {
-      serve(req, res);
-    } else {
-      res.statusCode = 404;
-      res.end();
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-    ],
-  });
+  // Only the package and the fixtures are served.
+  ({ server, origin } = await serveStatic(
+    root,
+    (url) => url.startsWith('/dist/') || url.startsWith('/tests/e2e/fixtures/'),
+  ));
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

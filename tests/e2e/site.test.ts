@@ -2,15 +2,15 @@
 // driven in Debian's Chromium. Screenshots land in test-results/e2e/.
 import { createWriteStream, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { chromium, type Browser, type Page } from 'playwright-core';
-import sirv from 'sirv';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+
+import { launchChromium, serveStatic } from './chromium.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const shots = join(root, 'test-results/e2e');
@@ -23,18 +23,8 @@ const pageErrors: string[] = [];
 
 beforeAll(async () => {
   mkdirSync(shots, { recursive: true });
-  const serve = sirv(join(root, 'dist-site'), { dev: true });
-  server = createServer((req, res) => serve(req, res, () => {
-    res.statusCode = 404;
-    res.end();
-  }));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-      '--disable-component-update', '--no-first-run', '--enable-precise-memory-info'],
-  });
+  ({ server, origin } = await serveStatic(join(root, 'dist-site')));
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1100, height: 1400 } });
   // Every request, including the worker's, must go to the page's own origin.
   page.context().on('request', (request) => {

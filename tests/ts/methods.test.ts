@@ -2,27 +2,19 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import {
-  DpQuantilesError,
   loadDpQuantiles,
   type DpQuantiles,
   type QuantileMethod,
   type QuantilesOptions,
 } from '../../dist/node.js';
 
+import { errorCode as code, lcgData } from './helpers.js';
+
 let dpq: DpQuantiles;
 beforeAll(async () => {
   dpq = await loadDpQuantiles();
 });
 
-function data(n: number, seed = 5): Float64Array {
-  const out = new Float64Array(n);
-  let state = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    out[i] = (state / 4294967296) * 100;
-  }
-  return out;
-}
 
 function rankError(sorted: Float64Array, q: number, v: number): number {
   let below = 0;
@@ -40,15 +32,6 @@ const METHODS: QuantileMethod[] = [
   'tree-cdf',
 ];
 
-function code(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(DpQuantilesError);
-    return (error as DpQuantilesError).code;
-  }
-  return 'no error';
-}
 
 describe('every method', () => {
   it('is listed', () => {
@@ -58,7 +41,7 @@ describe('every method', () => {
   for (const method of METHODS) {
     it(`${method}: ordered values in the bounds, in the order asked, under epsilon and rho`, () => {
       for (const budget of [{ epsilon: 1 }, { rho: 0.5 }]) {
-        const release = dpq.release(data(2000), {
+        const release = dpq.release(lcgData(2000, 5), {
           lower: 0,
           upper: 100,
           quantiles: [0.9, 0.1, 0.5],
@@ -79,7 +62,7 @@ describe('every method', () => {
   }
 
   it('exponential-mechanism methods release the true quantiles at huge epsilon', () => {
-    const values = data(3000, 9);
+    const values = lcgData(3000, 9);
     const sorted = Float64Array.from(values).sort();
     const quantiles = [0.1, 0.5, 0.9];
     for (const method of ['aq', 'jointexp', 'inverse-sensitivity', 'hs-jointexp', 'appindexp'] as const) {
@@ -93,7 +76,7 @@ describe('method options', () => {
   const base = { lower: 0, upper: 100, quantiles: [0.25, 0.5, 0.75], epsilon: 1 };
 
   it('accept their documented values', () => {
-    const values = data(1000);
+    const values = lcgData(1000, 5);
     expect(dpq.quantiles(values, { ...base, method: 'hs-jointexp', jitter: 'gaussian', scale: 0.01 })).toHaveLength(3);
     expect(dpq.quantiles(values, { ...base, method: 'aggtree', branching: 4, height: 6 })).toHaveLength(3);
     expect(dpq.quantiles(values, { ...base, method: 'tree-cdf', cells: 256, budget: 'min-variance' })).toHaveLength(3);
@@ -103,7 +86,7 @@ describe('method options', () => {
   });
 
   it('reject bad values with INVALID_OPTION and keep working', () => {
-    const values = data(200);
+    const values = lcgData(200, 5);
     const bad: QuantilesOptions[] = [
       { ...base, method: 'aggtree', branching: 1 },
       { ...base, method: 'aggtree', height: 2.5 },
@@ -130,14 +113,14 @@ describe('method options', () => {
 
   it('refuse a joint table too large for memory with TOO_LARGE', () => {
     const quantiles = Array.from({ length: 200 }, (_, i) => (i + 1) / 201);
-    expect(code(() => dpq.quantiles(data(100_000), { ...base, quantiles, method: 'jointexp' }))).toBe('TOO_LARGE');
-    expect(dpq.quantiles(data(100), base)).toHaveLength(3);
+    expect(code(() => dpq.quantiles(lcgData(100_000, 5), { ...base, quantiles, method: 'jointexp' }))).toBe('TOO_LARGE');
+    expect(dpq.quantiles(lcgData(100, 5), base)).toHaveLength(3);
   });
 });
 
 describe('sanitize', () => {
   it('releases a sorted synthetic sample that tracks the data', () => {
-    const values = data(5000, 3);
+    const values = lcgData(5000, 3);
     const sorted = Float64Array.from(values).sort();
     const sample = dpq.sanitize(values, { lower: 0, upper: 100, epsilon: 1e4, size: 100, seed: 1 });
     expect(sample).toHaveLength(100);
@@ -149,7 +132,7 @@ describe('sanitize', () => {
   });
 
   it('rejects bad sizes and options', () => {
-    const values = data(100);
+    const values = lcgData(100, 5);
     expect(code(() => dpq.sanitize(values, { lower: 0, upper: 1, epsilon: 1, size: 0 }))).toBe('INVALID_OPTION');
     expect(code(() => dpq.sanitize(values, { lower: 0, upper: 1, epsilon: 1, size: 2.5 }))).toBe('INVALID_OPTION');
     // @ts-expect-error: sanitize takes no method

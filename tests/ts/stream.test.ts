@@ -1,39 +1,23 @@
 // The streaming API on the real WASM module.
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import { DpQuantilesError, loadDpQuantiles, type DpQuantiles } from '../../dist/node.js';
+import { loadDpQuantiles, type DpQuantiles } from '../../dist/node.js';
+
+import { errorCode as code, lcgData } from './helpers.js';
 
 let dpq: DpQuantiles;
 beforeAll(async () => {
   dpq = await loadDpQuantiles();
 });
 
-function chunk(n: number, seed: number): Float64Array {
-  const out = new Float64Array(n);
-  let state = seed >>> 0;
-  for (let i = 0; i < n; i++) {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    out[i] = (state / 4294967296) * 100;
-  }
-  return out;
-}
 
-function code(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(DpQuantilesError);
-    return (error as DpQuantilesError).code;
-  }
-  return 'no error';
-}
 
 describe('streams', () => {
   it('summarise many chunks in bounded memory and release with both methods', () => {
     const stream = dpq.createStream({ lower: 0, upper: 100, alpha: 1e-3 });
     let memory = 0;
     for (let i = 0; i < 20; i++) {
-      stream.push(chunk(50_000, i + 1));
+      stream.push(lcgData(50_000, i + 1));
       memory = Math.max(memory, stream.memoryBytes);
     }
     stream.push([1, 2, 3]);
@@ -55,7 +39,7 @@ describe('streams', () => {
 
   it('serialize and load round-trip: the same seed gives the same release', () => {
     const stream = dpq.createStream({ lower: -10, upper: 110, alpha: 0.01, bins: 256 });
-    stream.push(chunk(20_000, 3));
+    stream.push(lcgData(20_000, 3));
     const bytes = stream.serialize();
     const copy = dpq.loadStream(bytes);
     expect(copy.count).toBe(20_000);
@@ -68,7 +52,7 @@ describe('streams', () => {
 
   it('reject corrupt and truncated bytes with CORRUPT_DATA and keep working', () => {
     const stream = dpq.createStream({ lower: 0, upper: 1, alpha: 0.05 });
-    stream.push(chunk(1000, 4).map((x) => x / 100));
+    stream.push(lcgData(1000, 4).map((x) => x / 100));
     const bytes = stream.serialize();
     stream.dispose();
     for (const length of [0, 5, 30, bytes.length - 1]) {
@@ -120,12 +104,12 @@ describe('streams', () => {
       stream.dispose();
     }
     const warm = dpq.createStream({ lower: 0, upper: 100, alpha: 1e-3 });
-    warm.push(chunk(100_000, 5));
+    warm.push(lcgData(100_000, 5));
     warm.dispose();
     const before = dpq.heapBytes();
     for (let i = 0; i < 100; i++) {
       const s = dpq.createStream({ lower: 0, upper: 100, alpha: 1e-3 });
-      s.push(chunk(100_000, i));
+      s.push(lcgData(100_000, i));
       s.quantiles({ quantiles: [0.5], epsilon: 1, method: 'hist-gk' });
       s.dispose();
     }

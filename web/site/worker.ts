@@ -5,7 +5,7 @@ import { parse as parseSync } from 'csv-parse/browser/esm/sync';
 import { DpQuantilesError, loadDpQuantiles } from '../../dist/browser.js';
 import type { DpQuantiles, QuantilesOptions } from '../../dist/browser.js';
 import datasets from './generated/datasets.json';
-import type { ColumnInfo, CompareRow, ReleaseSettings, Reply, Request } from './protocol.js';
+import type { ColumnInfo, CompareRow, ReleaseResult, ReleaseSettings, Reply, Request } from './protocol.js';
 
 /** Files above this size are streamed through a bounded-memory sketch. */
 export const LARGE_FILE_BYTES = 16 * 1024 * 1024;
@@ -90,6 +90,23 @@ function optionsOf(settings: ReleaseSettings, quantiles: number[] = settings.qua
   } as QuantilesOptions;
 }
 
+// Posts a release with what only the page's owner may see added.
+function postResult(
+  release: { values: Float64Array; method: string; privacy: object; neighbouring: string },
+  extra: Pick<ReleaseResult, 'milliseconds' | 'truth' | 'streamed'>,
+): void {
+  post({
+    type: 'result',
+    result: {
+      values: Array.from(release.values),
+      method: release.method,
+      privacy: release.privacy as ReleaseResult['privacy'],
+      neighbouring: release.neighbouring,
+      ...extra,
+    },
+  });
+}
+
 function rankError(sorted: Float64Array, q: number, v: number): number {
   let lo = 0;
   let hi = sorted.length;
@@ -123,19 +140,12 @@ async function release(settings: ReleaseSettings): Promise<void> {
     xs.push(sorted[n - 1]);
     ys.push(1);
   }
-  post({
-    type: 'result',
-    result: {
-      values: Array.from(result.values),
-      method: result.method,
-      privacy: result.privacy,
-      neighbouring: result.neighbouring,
-      milliseconds,
-      truth: {
-        values: settings.quantiles.map((q) => (n === 0 ? NaN : sorted[Math.min(Math.floor(q * n), n - 1)])),
-        rankErrors: settings.quantiles.map((q, i) => rankError(sorted, q, result.values[i])),
-        cdf: [xs, ys],
-      },
+  postResult(result, {
+    milliseconds,
+    truth: {
+      values: settings.quantiles.map((q) => (n === 0 ? NaN : sorted[Math.min(Math.floor(q * n), n - 1)])),
+      rankErrors: settings.quantiles.map((q, i) => rankError(sorted, q, result.values[i])),
+      cdf: [xs, ys],
     },
   });
 }
@@ -206,16 +216,9 @@ async function streamRelease(dpq: DpQuantiles, file: File, settings: ReleaseSett
     post({ type: 'progress', done: file.size, total: file.size, label: 'reading' });
     const method = settings.method === 'exp-gk' ? 'exp-gk' : 'hist-gk';
     const result = stream.release({ quantiles: settings.quantiles, method, ...settings.budget });
-    post({
-      type: 'result',
-      result: {
-        values: Array.from(result.values),
-        method: result.method,
-        privacy: result.privacy,
-        neighbouring: result.neighbouring,
-        milliseconds: performance.now() - start,
-        streamed: { values: stream.count, sketchBytes: stream.memoryBytes },
-      },
+    postResult(result, {
+      milliseconds: performance.now() - start,
+      streamed: { values: stream.count, sketchBytes: stream.memoryBytes },
     });
   } finally {
     stream.dispose();

@@ -63,12 +63,7 @@ BENCHMARK(BM_AqRelease)
 void BM_Method(benchmark::State& state, const char* method) {
   const std::vector<double> data = MakeData(state.range(0));
   const size_t m = state.range(1);
-  dpq::ReleaseRequest request;
-  request.lower = 0;
-  request.upper = 100;
-  request.epsilon = 1.0;
-  request.method = method;
-  for (size_t i = 1; i <= m; ++i) request.quantiles.push_back(i / (m + 1.0));
+  const dpq::ReleaseRequest request = UniformQuantilesRequest(method, m);
   std::vector<double> copy, out(m);
   for (auto _ : state) {
     copy = data;

@@ -88,6 +88,17 @@ uint64_t SeededRandom::NextUint64() {
   return value;
 }
 
+std::unique_ptr<RandomSource> MakeRandomSource(
+    const std::optional<uint64_t>& seed) {
+  if (seed.has_value()) return std::make_unique<SeededRandom>(*seed);
+  return std::make_unique<SecureRandom>();
+}
+
+Status EntropyUnavailable() {
+  return Status(StatusCode::kEntropyUnavailable,
+                "the secure random source failed; nothing was released");
+}
+
 double UniformDouble(RandomSource& rng) {
   return static_cast<double>(rng.NextUint64() >> 11) * kTwoToMinus53;
 }

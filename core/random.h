@@ -6,6 +6,10 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "core/status.h"
 
 namespace dpq {
 
@@ -55,6 +59,15 @@ class SeededRandom final : public RandomSource {
   uint64_t counter_ = 0;
   size_t word_ = 16;
 };
+
+// The source a release uses: SeededRandom when a seed is given (tests only,
+// not private), SecureRandom otherwise.
+std::unique_ptr<RandomSource> MakeRandomSource(
+    const std::optional<uint64_t>& seed);
+
+// The error a release returns, discarding its result, when the source turned
+// unhealthy.
+Status EntropyUnavailable();
 
 // Uniform double in [0, 1) with 53 random bits.
 double UniformDouble(RandomSource& rng);

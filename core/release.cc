@@ -303,16 +303,6 @@ StatusOr<const MethodSpec*> FindMethod(const std::string& name) {
                     "'; available: " + JoinNames(ReleaseMethods()));
 }
 
-std::unique_ptr<RandomSource> MakeRandom(const std::optional<uint64_t>& seed) {
-  if (seed.has_value()) return std::make_unique<SeededRandom>(*seed);
-  return std::make_unique<SecureRandom>();
-}
-
-Status EntropyFailure() {
-  return Status(StatusCode::kEntropyUnavailable,
-                "the secure random source failed; nothing was released");
-}
-
 }  // namespace
 
 std::vector<std::string> ReleaseMethods() {
@@ -343,7 +333,7 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
 
   const SortedQuantiles sorted =
       SortDistinctQuantiles(request.quantiles.data(), request.quantiles.size());
-  std::unique_ptr<RandomSource> rng = MakeRandom(request.seed);
+  std::unique_ptr<RandomSource> rng = MakeRandomSource(request.seed);
   ReleaseReport report;
   report.method = method.value()->name;
   report.spent = budget.value();
@@ -353,7 +343,7 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
   std::vector<double> values;
   status = method.value()->run(context, &report, &values);
   if (!status.ok()) return status;
-  if (!rng->healthy()) return EntropyFailure();
+  if (!rng->healthy()) return EntropyUnavailable();
   for (size_t i = 0; i < request.quantiles.size(); ++i) {
     out[i] = values[sorted.index_of_input[i]];
   }

@@ -92,12 +92,7 @@ StatusOr<ReleaseReport> QuantileStream::Release(
   sketch_.Flush();
   const SortedQuantiles sorted =
       SortDistinctQuantiles(request.quantiles.data(), request.quantiles.size());
-  std::unique_ptr<RandomSource> rng;
-  if (request.seed.has_value()) {
-    rng = std::make_unique<SeededRandom>(*request.seed);
-  } else {
-    rng = std::make_unique<SecureRandom>();
-  }
+  std::unique_ptr<RandomSource> rng = MakeRandomSource(request.seed);
   ReleaseReport report;
   report.method = request.method;
   report.spent = budget.value();
@@ -118,10 +113,7 @@ StatusOr<ReleaseReport> QuantileStream::Release(
     if (!released.ok()) return released.status();
     values = std::move(released.value());
   }
-  if (!rng->healthy()) {
-    return Status(StatusCode::kEntropyUnavailable,
-                  "the secure random source failed; nothing was released");
-  }
+  if (!rng->healthy()) return EntropyUnavailable();
   for (size_t i = 0; i < request.quantiles.size(); ++i) {
     out[i] = values[sorted.index_of_input[i]];
   }

@@ -15,7 +15,7 @@ std::vector<int64_t> SampleAppIndExp(const double* cells, size_t count,
   points.reserve(quantiles.size());
   for (double q : quantiles) {
     points.push_back(
-        sampler.SamplePoint(MakeGapProblem(cells, count, 0, steps, q), rng));
+        sampler.SamplePoint(QuantileProblem{cells, count, 0, steps, q}, rng));
   }
   std::sort(points.begin(), points.end());
   return points;

@@ -1,5 +1,6 @@
-// AppIndExp: m independent single-quantile exponential mechanisms, one per
-// quantile, on the whole dataset (the AQ paper's baseline, Section 4.1;
+// AppIndExp: m independent single-quantile exponential mechanisms (the
+// atom-aware form of exponential_quantile.h, sensitivity max(q, 1 - q)), one
+// per quantile, on the whole dataset (the AQ paper's baseline, Section 4.1;
 // Gillenwater, Joseph and Kulesza 2021).
 //
 // Guarantee, add/remove-one-record neighbours: each mechanism is e-DP and

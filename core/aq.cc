@@ -1,53 +1,90 @@
 #include "core/aq.h"
 
+#include <cmath>
 #include <limits>
-
-#include "core/exponential_quantile.h"
 
 namespace dpq {
 namespace {
 
-// The recursion of Algorithm 1, shared by the sampler and the likelihood.
-// `choose(problem, index)` returns the point for quantile `index`, or a value
-// outside the problem's range to stop descending.
-template <typename Choose>
-class AqRecursion {
- public:
-  AqRecursion(const std::vector<double>& quantiles, Choose& choose)
-      : quantiles_(quantiles), choose_(choose) {}
+constexpr double kNegativeInfinity = -std::numeric_limits<double>::infinity();
 
-  // Quantiles [begin, end) on records `cells[0, count)` and points
-  // [first_point, last_point]; `low` and `high` are the original quantiles at
-  // the subproblem's ends (0 and 1 at the root).
-  void Run(size_t begin, size_t end, double low, double high,
-           int64_t first_point, int64_t last_point, const double* cells,
-           size_t count) {
-    if (begin >= end) return;
-    const size_t middle = begin + (end - begin + 1) / 2 - 1;
+double LogAdd(double a, double b) {
+  if (a < b) std::swap(a, b);
+  if (b == kNegativeInfinity) return a;
+  return a + std::log1p(std::exp(b - a));
+}
+
+// One node of Algorithm 1: quantiles [begin, end) on records
+// cells[0, count) and points [first_point, last_point]; `low` and `high` are
+// the original quantiles at the node's ends (0 and 1 at the root).
+struct Node {
+  size_t begin;
+  size_t end;
+  double low;
+  double high;
+  int64_t first_point;
+  int64_t last_point;
+  const double* cells;
+  size_t count;
+
+  size_t middle() const { return begin + (end - begin + 1) / 2 - 1; }
+  bool leaf() const { return end - begin == 1; }
+  QuantileProblem Problem(const std::vector<double>& quantiles) const {
     // Rescaling from the originals, not level by level, avoids compounding
     // rounding: (q - low) / (high - low) is the paper's repeated rescaling.
-    const double rescaled = (quantiles_[middle] - low) / (high - low);
-    const GapProblem problem =
-        MakeGapProblem(cells, count, first_point, last_point, rescaled);
-    const int64_t point = choose_(problem, middle);
-    if (point < first_point || point > last_point) return;
-    const size_t below = problem.GapOf(point);
-    Run(begin, middle, low, quantiles_[middle], first_point, point, cells,
-        below);
-    Run(middle + 1, end, quantiles_[middle], high, point, last_point,
-        cells + below, count - below);
+    return {cells, count, first_point, last_point,
+            (quantiles[middle()] - low) / (high - low)};
   }
-
- private:
-  const std::vector<double>& quantiles_;
-  Choose& choose_;
+  Node Left(const std::vector<double>& quantiles, SplitPoint cut) const {
+    return {begin,       middle(),  low,   quantiles[middle()],
+            first_point, cut.point, cells, cut.split};
+  }
+  Node Right(const std::vector<double>& quantiles, SplitPoint cut) const {
+    return {middle() + 1, end,        quantiles[middle()], high,
+            cut.point,    last_point, cells + cut.split,   count - cut.split};
+  }
 };
 
-template <typename Choose>
-void RunAq(const double* cells, size_t count, int64_t steps,
-           const std::vector<double>& quantiles, Choose& choose) {
-  AqRecursion<Choose> recursion(quantiles, choose);
-  recursion.Run(0, quantiles.size(), 0.0, 1.0, 0, steps, cells, count);
+Node Root(const double* cells, size_t count, int64_t steps, size_t m) {
+  return {0, m, 0.0, 1.0, 0, steps, cells, count};
+}
+
+void SampleNode(const Node& node, const std::vector<double>& quantiles,
+                const ExponentialQuantileSampler& sampler, RandomSource& rng,
+                std::vector<int64_t>* points) {
+  if (node.begin >= node.end) return;
+  const QuantileProblem problem = node.Problem(quantiles);
+  if (node.leaf()) {
+    (*points)[node.middle()] = sampler.SamplePoint(problem, rng);
+    return;
+  }
+  const SplitPoint cut = sampler.SampleSplit(problem, rng);
+  (*points)[node.middle()] = cut.point;
+  SampleNode(node.Left(quantiles, cut), quantiles, sampler, rng, points);
+  SampleNode(node.Right(quantiles, cut), quantiles, sampler, rng, points);
+}
+
+double NodeLogProbability(const Node& node,
+                          const std::vector<double>& quantiles, double epsilon,
+                          uint64_t sub_points,
+                          const std::vector<int64_t>& points) {
+  if (node.begin >= node.end) return 0;
+  const QuantileProblem problem = node.Problem(quantiles);
+  const int64_t point = points[node.middle()];
+  if (node.leaf()) return PointLogProbability(problem, epsilon, point);
+  double total = kNegativeInfinity;
+  for (const auto& [output, probability] :
+       SplitProbabilities(problem, epsilon, sub_points, false)) {
+    if (output.first != point || !(probability > 0)) continue;
+    const SplitPoint cut{point, static_cast<size_t>(output.second)};
+    total = LogAdd(total,
+                   std::log(probability) +
+                       NodeLogProbability(node.Left(quantiles, cut), quantiles,
+                                          epsilon, sub_points, points) +
+                       NodeLogProbability(node.Right(quantiles, cut), quantiles,
+                                          epsilon, sub_points, points));
+  }
+  return total;
 }
 
 }  // namespace
@@ -61,14 +98,11 @@ int ApproximateQuantilesLevels(size_t distinct_quantiles) {
 std::vector<int64_t> SampleApproximateQuantiles(
     const double* cells, size_t count, int64_t steps,
     const std::vector<double>& quantiles, double epsilon_per_level,
-    RandomSource& rng) {
+    RandomSource& rng, uint64_t sub_points) {
   std::vector<int64_t> points(quantiles.size(), 0);
-  const ExponentialQuantileSampler sampler(epsilon_per_level);
-  auto choose = [&](const GapProblem& problem, size_t index) {
-    points[index] = sampler.SamplePoint(problem, rng);
-    return points[index];
-  };
-  RunAq(cells, count, steps, quantiles, choose);
+  const ExponentialQuantileSampler sampler(epsilon_per_level, sub_points);
+  SampleNode(Root(cells, count, steps, quantiles.size()), quantiles, sampler,
+             rng, &points);
   return points;
 }
 
@@ -76,15 +110,10 @@ double ApproximateQuantilesLogProbability(const double* cells, size_t count,
                                           int64_t steps,
                                           const std::vector<double>& quantiles,
                                           double epsilon_per_level,
-                                          const std::vector<int64_t>& points) {
-  double log_probability = 0;
-  auto choose = [&](const GapProblem& problem, size_t index) {
-    log_probability +=
-        PointLogProbability(problem, epsilon_per_level, points[index]);
-    return points[index];
-  };
-  RunAq(cells, count, steps, quantiles, choose);
-  return log_probability;
+                                          const std::vector<int64_t>& points,
+                                          uint64_t sub_points) {
+  return NodeLogProbability(Root(cells, count, steps, quantiles.size()),
+                            quantiles, epsilon_per_level, sub_points, points);
 }
 
 }  // namespace dpq

@@ -3,18 +3,32 @@
 // Releases m quantiles by recursion: draw the middle quantile with the
 // single-quantile exponential mechanism, split the records at the drawn point,
 // rescale the remaining quantiles to each side and recurse. Runs in
-// O(n log m) after the sort, recursion depth O(log m), with no copy of the
-// records: each side is a contiguous range of the sorted cells.
+// O(n log m) after the sort (far less where epsilon is large: the sampler
+// visits only the records near each target), recursion depth O(log m), with
+// no copy of the records: each side is a contiguous range of the sorted
+// points.
+//
+// Atoms. A node with quantiles on either side must cut its records in two,
+// so it draws with the split form of exponential_quantile.h: its records
+// carry a public random jitter inside their grid point, and an atom that
+// holds the target is cut near the target rank, so both halves get the share
+// of the atom their rescaled quantiles expect (a quartile below a median that
+// fell inside an atom still finds the atom's records). A leaf (one quantile)
+// cuts nothing and draws with the atom-aware form, whose occupied points
+// score the whole rank interval they stand for.
 //
 // Guarantee: with per-level epsilon e, AQ is (L e)-DP, and with
 // e = sqrt(8 rho / L) it is rho-zCDP, for L = floor(log2 m) + 1 levels, under
 // add/remove-one-record neighbours (paper, Lemma 3.1 and Section 3.3). Proof:
-// the subproblems of one level hold disjoint records, so a record added or
-// removed changes the input of one mechanism per level; each mechanism is
-// e-DP (exponential_quantile.h), hence e-bounded-range and e^2/8-zCDP
-// (Cesar and Rogers 2021); the L levels compose (basic composition, resp.
-// additive zCDP composition). The rescaled quantile of a subproblem depends
-// only on public quantiles and earlier outputs, never on record counts.
+// the subproblems of one level hold disjoint records (each record, jittered,
+// lies on one side of every cut), so a record added or removed changes the
+// input of one mechanism per level, for every jitter of the other records;
+// each mechanism is e-DP (exponential_quantile.h), hence e-bounded-range and
+// e^2/8-zCDP (Cesar and Rogers 2021); the L levels compose (basic
+// composition, resp. additive zCDP composition), and the bound survives
+// averaging over the jitter. The rescaled quantile of a subproblem depends
+// only on public quantiles, never on record counts; the jitter of a side's
+// records is drawn afresh, which changes nothing in distribution.
 #ifndef DPQ_CORE_AQ_H_
 #define DPQ_CORE_AQ_H_
 
@@ -22,6 +36,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/exponential_quantile.h"
 #include "core/random.h"
 
 namespace dpq {
@@ -29,22 +44,25 @@ namespace dpq {
 // Recursion levels for m distinct quantiles: floor(log2 m) + 1.
 int ApproximateQuantilesLevels(size_t distinct_quantiles);
 
-// Draws one grid point per quantile. `cells` are the sorted record cells of a
-// grid with `steps` steps; `quantiles` strictly increasing in (0, 1);
-// `epsilon_per_level` the exponential mechanism's epsilon at every level.
+// Draws one grid point per quantile. `cells` are the sorted record points of
+// a grid with points 0..steps; `quantiles` strictly increasing in (0, 1);
+// `epsilon_per_level` the exponential mechanism's epsilon at every level;
+// `sub_points` the split form's jitter resolution (tests use tiny ones).
 // Returns the points in the order of `quantiles`, non-decreasing.
 std::vector<int64_t> SampleApproximateQuantiles(
     const double* cells, size_t count, int64_t steps,
     const std::vector<double>& quantiles, double epsilon_per_level,
-    RandomSource& rng);
+    RandomSource& rng, uint64_t sub_points = kSplitSubPoints);
 
 // Exact log-probability that SampleApproximateQuantiles returns `points`,
-// following the same recursion. For the privacy tests.
+// summing over the cuts inner nodes may make. Enumerates the jitter
+// (exponential_quantile.h, SplitProbabilities): tiny problems, for tests.
 double ApproximateQuantilesLogProbability(const double* cells, size_t count,
                                           int64_t steps,
                                           const std::vector<double>& quantiles,
                                           double epsilon_per_level,
-                                          const std::vector<int64_t>& points);
+                                          const std::vector<int64_t>& points,
+                                          uint64_t sub_points);
 
 }  // namespace dpq
 

@@ -2,181 +2,390 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
-
-#include "core/prepare.h"
+#include <vector>
 
 namespace dpq {
 namespace {
 
-// A band spans at most this much log weight from its nearest to its farthest
-// gap, so its linear-space sum loses nothing to underflow. Sampling-only.
-constexpr double kBandLogSpan = 30.0;
-// Longest band, bounding the decay table's memory. Sampling-only.
-constexpr size_t kMaxBandWidth = 4096;
-// A band whose log mass is this far below the best band's cannot win the
-// Gumbel-max draw: a Gumbel from a 53-bit uniform lies in [-3.7, 36.8]. So
-// skipping it changes no output; it only saves time. Sampling-only.
-constexpr double kNegligibleLogMass = 64.0;
-
 constexpr double kNegativeInfinity = -std::numeric_limits<double>::infinity();
 
-// One band: gaps in [begin, end) visited in `step` direction from `nearest`,
-// at distance base + i from the target for the i-th gap visited.
-struct Band {
-  size_t nearest = 0;
-  size_t length = 0;
-  int direction = 1;  // +1: towards larger k, -1: towards smaller k
-  double mass = 0;    // sum of size_k * decay[i]
+double LogAdd(double a, double b) {
+  if (a < b) std::swap(a, b);
+  if (b == kNegativeInfinity) return a;
+  return a + std::log1p(std::exp(b - a));
+}
+
+// A piece of the output range with one formula for its mass: empty grid
+// points [first, last] (records == 0) standing for rank `below`, or one
+// occupied point `first` holding `records` records above `below` others.
+struct Segment {
+  int64_t first = 0;
+  int64_t last = 0;
+  size_t below = 0;
+  size_t records = 0;
+  double log_mass = kNegativeInfinity;  // in units of grid points
+  size_t chosen_split = 0;  // split form: the sub-gap drawn inside the point
 };
 
-double BandMass(const GapProblem& problem, const std::vector<double>& decay,
-                size_t nearest, size_t length, int direction) {
-  double mass = 0;
-  if (direction > 0) {
-    for (size_t i = 0; i < length; ++i) {
-      mass += problem.GapSize(nearest + i) * decay[i];
-    }
-  } else {
-    for (size_t i = 0; i < length; ++i) {
-      mass += problem.GapSize(nearest - i) * decay[i];
-    }
+// Walks the segments of a problem from one record index outward. Upward
+// segments start at `next_point` with records [index, n) still ahead;
+// downward ones end at `next_point` with records [0, index) still ahead.
+class SegmentWalker {
+ public:
+  SegmentWalker(const QuantileProblem& problem, bool upward, size_t index,
+                int64_t next_point)
+      : p_(problem), upward_(upward), index_(index), next_point_(next_point) {}
+
+  bool done() const {
+    return upward_ ? next_point_ > p_.last_point : next_point_ < p_.first_point;
   }
-  return mass;
+  // Grid points not yet walked.
+  double points_left() const {
+    return static_cast<double>(upward_ ? p_.last_point - next_point_ + 1
+                                       : next_point_ - p_.first_point + 1);
+  }
+  // The rank every remaining output is at least this far from: the rank of
+  // the next gap, nearest to the target of all that remain.
+  size_t next_rank() const { return index_; }
+
+  // The next segment (possibly an empty gap of size 0, which has no mass).
+  Segment Next() {
+    Segment s;
+    const size_t n = p_.count;
+    if (upward_) {
+      // The gap up to the next record's point, then that point.
+      const int64_t gap_end = index_ < n
+                                  ? static_cast<int64_t>(p_.cells[index_]) - 1
+                                  : p_.last_point;
+      if (gap_ && next_point_ <= gap_end) {
+        s.first = next_point_;
+        s.last = gap_end;
+        s.below = index_;
+        next_point_ = gap_end + 1;
+        gap_ = false;
+        return s;
+      }
+      gap_ = true;
+      if (index_ >= n) {  // nothing left: an empty final gap
+        next_point_ = p_.last_point + 1;
+        s.first = 1;
+        s.last = 0;
+        return s;
+      }
+      const double cell = p_.cells[index_];
+      const size_t end = static_cast<size_t>(
+          std::upper_bound(p_.cells + index_, p_.cells + n, cell) - p_.cells);
+      s.first = s.last = static_cast<int64_t>(cell);
+      s.below = index_;
+      s.records = end - index_;
+      index_ = end;
+      next_point_ = s.first + 1;
+      return s;
+    }
+    const int64_t gap_start =
+        index_ > 0 ? static_cast<int64_t>(p_.cells[index_ - 1]) + 1
+                   : p_.first_point;
+    if (gap_ && gap_start <= next_point_) {
+      s.first = gap_start;
+      s.last = next_point_;
+      s.below = index_;
+      next_point_ = gap_start - 1;
+      gap_ = false;
+      return s;
+    }
+    gap_ = true;
+    if (index_ == 0) {
+      next_point_ = p_.first_point - 1;
+      s.first = 1;
+      s.last = 0;
+      return s;
+    }
+    const double cell = p_.cells[index_ - 1];
+    const size_t start = static_cast<size_t>(
+        std::lower_bound(p_.cells, p_.cells + index_, cell) - p_.cells);
+    s.first = s.last = static_cast<int64_t>(cell);
+    s.below = start;
+    s.records = index_ - start;
+    index_ = start;
+    next_point_ = s.first - 1;
+    return s;
+  }
+
+ private:
+  const QuantileProblem& p_;
+  bool upward_;
+  size_t index_;
+  int64_t next_point_;
+  bool gap_ = true;  // the next segment is the gap (then the point after it)
+};
+
+// Sub-gaps of an occupied point with `records` records, each on an
+// independent uniform sub-point of K: calls f(h, size) for h = records down
+// to 0, sub-gap h holding the sub-points with exactly h of the point's
+// records before them. Sorted uniforms are drawn top-down as sequential
+// order statistics (U_(i) = U_(i+1) V^(1/i)), so nothing is stored; floor(K U)
+// of continuous uniforms are independent uniform sub-points.
+template <typename F>
+void ForEachSubGap(uint64_t sub_points, size_t records, RandomSource& rng,
+                   F&& f) {
+  const double k = static_cast<double>(sub_points);
+  double position_above = k - 1;  // p_(records + 1): the top sentinel
+  double uniform = 1.0;
+  for (size_t i = records; i >= 1; --i) {
+    uniform *= std::pow(UniformOpenDouble(rng), 1.0 / static_cast<double>(i));
+    const double position = std::min(k - 1, std::floor(uniform * k));
+    if (!f(i, position_above - position)) return;
+    position_above = position;
+  }
+  f(0, position_above + 1);
 }
 
 }  // namespace
 
-double GapProblem::GapSize(size_t k) const {
-  if (count == 0) return static_cast<double>(last_point - first_point + 1);
-  if (k == 0) return cells[0] - static_cast<double>(first_point) + 1;
-  if (k == count) return static_cast<double>(last_point) - cells[count - 1];
-  return cells[k] - cells[k - 1];
+double QuantileSensitivity(double q) {
+  return std::max(q, 1 - q) * kSensitivitySafety;
 }
 
-int64_t GapProblem::GapStart(size_t k) const {
-  if (k == 0) return first_point;
-  return static_cast<int64_t>(cells[k - 1]) + 1;
+size_t QuantileProblem::Below(int64_t point) const {
+  return static_cast<size_t>(
+      std::lower_bound(cells, cells + count, static_cast<double>(point)) -
+      cells);
 }
 
-size_t GapProblem::GapOf(int64_t point) const {
-  const double p = static_cast<double>(point);
-  return static_cast<size_t>(std::lower_bound(cells, cells + count, p) - cells);
+size_t QuantileProblem::AtOrBelow(int64_t point) const {
+  return static_cast<size_t>(
+      std::upper_bound(cells, cells + count, static_cast<double>(point)) -
+      cells);
 }
 
-GapProblem MakeGapProblem(const double* cells, size_t count,
-                          int64_t first_point, int64_t last_point, double q) {
-  GapProblem problem;
-  problem.cells = cells;
-  problem.count = count;
-  problem.first_point = first_point;
-  problem.last_point = last_point;
-  problem.target = TargetRank(q, static_cast<int64_t>(count));
-  return problem;
-}
-
-std::vector<double> GapLogProbabilities(const GapProblem& problem,
-                                        double epsilon) {
-  const size_t gaps = problem.count + 1;
-  std::vector<double> log_weights(gaps);
-  double max_log_weight = kNegativeInfinity;
-  for (size_t k = 0; k < gaps; ++k) {
-    const double size = problem.GapSize(k);
-    const double distance =
-        std::fabs(static_cast<double>(k) - static_cast<double>(problem.target));
-    log_weights[k] =
-        size > 0 ? std::log(size) - epsilon * distance / 2 : kNegativeInfinity;
-    max_log_weight = std::max(max_log_weight, log_weights[k]);
+double QuantileProblem::Distance(size_t low, size_t high) const {
+  // q n = product + error exactly (fma); compare with the integers exactly.
+  const double n = static_cast<double>(count);
+  const double product = quantile * n;
+  const double error = std::fma(quantile, n, -product);
+  const double lo = static_cast<double>(low);
+  const double hi = static_cast<double>(high);
+  if (product < lo || (product == lo && error < 0)) {
+    return (lo - product) - error;
   }
-  double sum = 0;
-  for (double w : log_weights) sum += std::exp(w - max_log_weight);
-  const double log_total = max_log_weight + std::log(sum);
-  for (double& w : log_weights) w -= log_total;
-  return log_weights;
+  if (product > hi || (product == hi && error > 0)) {
+    return (product - hi) + error;
+  }
+  return 0;
 }
 
-double PointLogProbability(const GapProblem& problem, double epsilon,
+ExponentialQuantileSampler::ExponentialQuantileSampler(double epsilon,
+                                                       uint64_t sub_points)
+    : epsilon_(epsilon), sub_points_(std::max<uint64_t>(1, sub_points)) {}
+
+int64_t ExponentialQuantileSampler::SamplePoint(const QuantileProblem& problem,
+                                                RandomSource& rng) const {
+  return Sample<false>(problem, rng).point;
+}
+
+SplitPoint ExponentialQuantileSampler::SampleSplit(
+    const QuantileProblem& problem, RandomSource& rng) const {
+  return Sample<true>(problem, rng);
+}
+
+template <bool kSplit>
+SplitPoint ExponentialQuantileSampler::Sample(const QuantileProblem& problem,
+                                              RandomSource& rng) const {
+  const double scale = epsilon_ / (2 * QuantileSensitivity(problem.quantile));
+  const size_t n = problem.count;
+  const double log_sub_points = std::log(static_cast<double>(sub_points_));
+
+  // The mass of a segment; in the split form an occupied point also draws
+  // its sub-gaps and, given that the point is chosen, the sub-gap.
+  auto measure = [&](Segment* s) {
+    if (s->first > s->last) return;
+    if (s->records == 0) {
+      s->log_mass = std::log(static_cast<double>(s->last - s->first + 1)) -
+                    scale * problem.Distance(s->below, s->below);
+      return;
+    }
+    if (!kSplit) {
+      s->log_mass = -scale * problem.Distance(s->below, s->below + s->records);
+      return;
+    }
+    // In log space (no weight underflows, whatever epsilon); a weighted
+    // reservoir picks the sub-gap in the same pass: sub-gap h replaces the
+    // pick with probability w_h / (w_h + the weights before it).
+    double log_total = kNegativeInfinity;
+    ForEachSubGap(sub_points_, s->records, rng, [&](size_t h, double size) {
+      if (size > 0) {
+        const double log_weight =
+            std::log(size) -
+            problem.Distance(s->below + h, s->below + h) * scale;
+        log_total = LogAdd(log_total, log_weight);
+        if (std::log(UniformOpenDouble(rng)) < log_weight - log_total) {
+          s->chosen_split = h;
+        }
+      }
+      return true;
+    });
+    s->log_mass = log_total - log_sub_points;
+  };
+
+  if (n == 0) {
+    const uint64_t points =
+        static_cast<uint64_t>(problem.last_point - problem.first_point + 1);
+    return {
+        problem.first_point + static_cast<int64_t>(UniformInteger(rng, points)),
+        0};
+  }
+
+  // Start at the record of rank floor(q n), clamped: its point's run and the
+  // runs above go up, everything below goes down.
+  const double product = problem.quantile * static_cast<double>(n);
+  const size_t start = static_cast<size_t>(
+      std::min(static_cast<double>(n - 1), std::max(0.0, std::floor(product))));
+  const double start_cell = problem.cells[start];
+  const size_t run_begin = problem.Below(static_cast<int64_t>(start_cell));
+  const int64_t start_point = static_cast<int64_t>(start_cell);
+  SegmentWalker walkers[2] = {
+      SegmentWalker(problem, true, run_begin, start_point),
+      SegmentWalker(problem, false, run_begin, start_point - 1)};
+
+  std::vector<Segment> visited;
+  double best = kNegativeInfinity;
+  // Visit each direction until what remains is bounded far below the best.
+  for (SegmentWalker& walker : walkers) {
+    while (!walker.done()) {
+      const double bound =
+          std::log(walker.points_left()) -
+          scale * problem.Distance(walker.next_rank(), walker.next_rank());
+      if (bound < best - tail_log_margin_) break;
+      Segment s = walker.Next();
+      measure(&s);
+      if (s.log_mass == kNegativeInfinity) continue;
+      best = std::max(best, s.log_mass);
+      visited.push_back(s);
+    }
+  }
+  // What is left of each direction: an upper bound on its mass (slightly
+  // raised for the roundings of the sum), expanded only when drawn.
+  double tail_bound[2];
+  std::vector<Segment> tail[2];
+  bool expanded[2] = {false, false};
+  for (int d = 0; d < 2; ++d) {
+    tail_bound[d] = walkers[d].done()
+                        ? kNegativeInfinity
+                        : std::log(walkers[d].points_left()) + 1e-9 -
+                              scale * problem.Distance(walkers[d].next_rank(),
+                                                       walkers[d].next_rank());
+  }
+
+  auto finish = [&](const Segment& s) -> SplitPoint {
+    if (s.records > 0)
+      return {s.first, s.below + (kSplit ? s.chosen_split : 0)};
+    const uint64_t size = static_cast<uint64_t>(s.last - s.first + 1);
+    return {s.first + static_cast<int64_t>(UniformInteger(rng, size)), s.below};
+  };
+
+  // Rejection sampling: propose a visited segment or a tail by mass; a tail
+  // is visited in full and one of its segments accepted with probability
+  // (its mass) / (the tail's bound), else the proposal is redrawn.
+  for (;;) {
+    double total = 0;
+    for (const Segment& s : visited) total += std::exp(s.log_mass - best);
+    const double tail_mass[2] = {std::exp(tail_bound[0] - best),
+                                 std::exp(tail_bound[1] - best)};
+    const double threshold =
+        UniformDouble(rng) * (total + tail_mass[0] + tail_mass[1]);
+    double cumulative = 0;
+    for (const Segment& s : visited) {
+      cumulative += std::exp(s.log_mass - best);
+      if (cumulative > threshold) return finish(s);
+    }
+    int d = cumulative + tail_mass[0] > threshold ? 0 : 1;
+    if (tail_mass[d] == 0) {
+      // A rounding shortfall: the last visited segment, or the other tail.
+      if (!visited.empty() && tail_mass[1 - d] == 0)
+        return finish(visited.back());
+      d = 1 - d;
+    }
+    if (!expanded[d]) {
+      while (!walkers[d].done()) {
+        Segment s = walkers[d].Next();
+        measure(&s);
+        if (s.log_mass != kNegativeInfinity) tail[d].push_back(s);
+      }
+      expanded[d] = true;
+    }
+    const double accept = UniformDouble(rng) * tail_mass[d];
+    double inside = 0;
+    for (const Segment& s : tail[d]) {
+      inside += std::exp(s.log_mass - best);
+      if (inside > accept) return finish(s);
+    }
+  }
+}
+
+double PointLogProbability(const QuantileProblem& problem, double epsilon,
                            int64_t point) {
   if (point < problem.first_point || point > problem.last_point) {
     return kNegativeInfinity;
   }
-  const size_t k = problem.GapOf(point);
-  return GapLogProbabilities(problem, epsilon)[k] -
-         std::log(problem.GapSize(k));
-}
-
-ExponentialQuantileSampler::ExponentialQuantileSampler(double epsilon)
-    : half_epsilon_(epsilon / 2) {
-  const double width = std::floor(kBandLogSpan / half_epsilon_);
-  const size_t band_width =
-      width >= static_cast<double>(kMaxBandWidth)
-          ? kMaxBandWidth
-          : std::max<size_t>(1, static_cast<size_t>(width));
-  decay_.resize(band_width);
-  for (size_t i = 0; i < band_width; ++i) {
-    decay_[i] = std::exp(-half_epsilon_ * static_cast<double>(i));
+  const double scale = epsilon / (2 * QuantileSensitivity(problem.quantile));
+  auto log_weight = [&](int64_t v) {
+    return -scale * problem.Distance(problem.Below(v), problem.AtOrBelow(v));
+  };
+  // Every segment, bottom to top.
+  SegmentWalker walker(problem, true, 0, problem.first_point);
+  double normaliser = kNegativeInfinity;
+  while (!walker.done()) {
+    const Segment s = walker.Next();
+    if (s.first > s.last) continue;
+    const double size = static_cast<double>(s.last - s.first + 1);
+    normaliser = LogAdd(normaliser, std::log(size) + log_weight(s.first));
   }
+  return log_weight(point) - normaliser;
 }
 
-int64_t ExponentialQuantileSampler::SamplePoint(const GapProblem& problem,
-                                                RandomSource& rng) const {
+std::map<std::pair<int64_t, uint64_t>, double> SplitProbabilities(
+    const QuantileProblem& problem, double epsilon, uint64_t sub_points,
+    bool by_sub_point) {
+  const double scale = epsilon / (2 * QuantileSensitivity(problem.quantile));
   const size_t n = problem.count;
-  const size_t target = static_cast<size_t>(problem.target);
-  const size_t width = decay_.size();
-  // Every band's mass is at most the number of allowed points times its decay.
-  const double log_points = std::log(
-      static_cast<double>(problem.last_point - problem.first_point + 1));
-
-  Band best;
-  double best_key = kNegativeInfinity;
-  double max_log_mass = kNegativeInfinity;
-  auto consider = [&](size_t nearest, size_t length, int direction,
-                      size_t distance) {
-    const double mass = BandMass(problem, decay_, nearest, length, direction);
-    if (!(mass > 0)) return;
-    const double log_mass =
-        std::log(mass) - half_epsilon_ * static_cast<double>(distance);
-    max_log_mass = std::max(max_log_mass, log_mass);
-    const double key = log_mass + Gumbel(rng);
-    if (key > best_key) {
-      best_key = key;
-      best = Band{nearest, length, direction, mass};
+  std::map<std::pair<int64_t, uint64_t>, double> result;
+  std::vector<uint64_t> jitter(n, 0);
+  double jitters =
+      std::pow(static_cast<double>(sub_points), static_cast<double>(n));
+  std::function<void(size_t)> each = [&](size_t i) {
+    if (i < n) {
+      for (uint64_t s = 0; s < sub_points; ++s) {
+        jitter[i] = s;
+        each(i + 1);
+      }
+      return;
+    }
+    // One jitter: the plain exponential mechanism over every sub-point.
+    std::vector<std::pair<std::pair<int64_t, uint64_t>, double>> outputs;
+    double top = kNegativeInfinity;
+    for (int64_t v = problem.first_point; v <= problem.last_point; ++v) {
+      for (uint64_t s = 0; s < sub_points; ++s) {
+        size_t rank = 0;
+        for (size_t r = 0; r < n; ++r) {
+          const double cell = problem.cells[r];
+          rank += cell < static_cast<double>(v) ||
+                  (cell == static_cast<double>(v) && jitter[r] < s);
+        }
+        const double log_weight = -scale * problem.Distance(rank, rank);
+        top = std::max(top, log_weight);
+        outputs.push_back({{v, by_sub_point ? s : rank}, log_weight});
+      }
+    }
+    double total = 0;
+    for (const auto& o : outputs) total += std::exp(o.second - top);
+    for (const auto& o : outputs) {
+      result[o.first] += std::exp(o.second - top) / total / jitters;
     }
   };
-  auto negligible = [&](size_t distance) {
-    return log_points - half_epsilon_ * static_cast<double>(distance) <
-           max_log_mass - kNegligibleLogMass;
-  };
-
-  // Gaps target, target + 1, ...: distance 0, 1, ...
-  for (size_t distance = 0; target + distance <= n; distance += width) {
-    if (negligible(distance)) break;
-    consider(target + distance, std::min(width, n + 1 - target - distance), +1,
-             distance);
-  }
-  // Gaps target - 1, target - 2, ...: distance 1, 2, ...
-  for (size_t distance = 1; distance <= target; distance += width) {
-    if (negligible(distance)) break;
-    consider(target - distance, std::min(width, target - distance + 1), -1,
-             distance);
-  }
-
-  // Inverse CDF inside the chosen band.
-  const double threshold = UniformDouble(rng) * best.mass;
-  double cumulative = 0;
-  size_t chosen = best.nearest;
-  for (size_t i = 0; i < best.length; ++i) {
-    const size_t k = best.direction > 0 ? best.nearest + i : best.nearest - i;
-    const double weight = problem.GapSize(k) * decay_[i];
-    if (weight > 0) {
-      chosen = k;  // a rounding shortfall falls back to the last non-empty gap
-      cumulative += weight;
-      if (cumulative > threshold) break;
-    }
-  }
-  const uint64_t size = static_cast<uint64_t>(problem.GapSize(chosen));
-  return problem.GapStart(chosen) +
-         static_cast<int64_t>(UniformInteger(rng, size));
+  each(0);
+  return result;
 }
 
 }  // namespace dpq

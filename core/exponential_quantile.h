@@ -1,80 +1,138 @@
 // The single-quantile exponential mechanism (AQ paper, Appendix A; Smith 2011)
-// on the public output grid of prepare.h.
+// on the public output grid of prepare.h, in two forms that share a sampler.
 //
-// Guarantee: epsilon-DP under add/remove-one-record neighbours.
-// Output: a grid point j in [first_point, last_point]. Utility
-//   u(X, j) = -| #{x in X : cell(x) < j} - TargetRank(q, |X|) |,
-// with TargetRank(q, n) = floor(q n) up to rounding (prepare.h). Adding or
-// removing one record moves the count by 0 or 1 and the target by 0 or 1 in
-// the same direction, so the sensitivity of u is 1 and P(j) proportional to
-// exp(epsilon u / 2) is epsilon-DP (McSherry and Talwar 2007): numerator and
-// normaliser each move by at most a factor exp(epsilon / 2).
+// Records are grid points (prepare.h maps each value to its nearest point).
+// For quantile q of n records the target rank is the real number t = q n.
 //
-// All grid points between two consecutive records share one utility, so the
-// mechanism first picks a gap k (k records below it) with probability
-// proportional to size_k * exp(-epsilon |k - t| / 2), then a uniform point
-// inside it. Duplicate records make empty gaps, which have probability zero.
+// Atom-aware form (SamplePoint). Output: a grid point v in
+// [first_point, last_point]. v stands for every rank in
+// [a_v, b_v] = [#{x : point(x) < v}, #{x : point(x) <= v}], and its utility is
+//   u(X, v) = -dist(t, [a_v, b_v]) = -max(a_v - t, 0, t - b_v).
+// A point between records has a_v = b_v (the classic gap utility); a point
+// holding an atom of c records covers c + 1 ranks, so a target inside an
+// atom releases the atom's own value.
+//
+// Split form (SampleSplit), for AQ's inner nodes, which must cut the records
+// in two. Each grid point has K = sub_points equal sub-points; every record
+// draws an independent uniform sub-point of its own point (a jitter by public
+// randomness, as in HSJointExp). Output: a sub-point (v, s); its rank r is the
+// number of records before it in (point, sub-point) order, its utility
+//   u(X, (v, s)) = -|r - t|.
+// Released: v; the r records before (v, s) form the left part. So an atom is
+// cut where the target falls inside it, and AQ's two halves stay disjoint.
+//
+// Guarantee (both forms): epsilon-DP under add/remove-one-record neighbours,
+// hence epsilon-bounded-range and epsilon^2/8-zCDP. Proof: adding a record x
+// moves t by exactly q. It moves a_v and b_v (or r) by 0 or 1: by 1 exactly
+// for the outputs above x (for the split form, for every sub-point after x's;
+// for the atom-aware form, b_v also at v = point(x)). So a_v - t, t - b_v and
+// r - t each move by -q or 1 - q, and every utility moves by at most
+// Delta = max(q, 1 - q) (a max or an absolute value of terms that each move
+// by at most Delta moves by at most Delta). P(output) proportional to
+// exp(epsilon u / (2 Delta)) is then epsilon-DP (McSherry and Talwar 2007).
+// The split form's jitter is per-record public randomness: for every jitter
+// of the common records the ratio bound holds, so it holds for the mixture.
+// Removing a record is the same pair read backwards.
+//
+// Floating point: t is q n to within a rounding, and distances are computed
+// with two more roundings, each below 2^-22 for n <= 2^31 (kMaxRecords). The
+// mechanism therefore uses Delta (1 + 2^-16) (QuantileSensitivity), which
+// covers any rounding of the distances by a factor of 8.
+//
+// Sampling: outputs are grouped into segments (a run of empty grid points
+// between two occupied points, or one occupied point) whose mass is computed
+// exactly in log space. Segments are visited outward from the target; once
+// what lies beyond in a direction cannot reach e^-64 of the largest mass, its
+// total is bounded from above and kept as a "tail" in the draw: a draw that
+// lands in a tail visits it and accepts or rejects against the bound (exact
+// rejection sampling), so every output keeps its probability, however small,
+// and the support never depends on the data.
 #ifndef DPQ_CORE_EXPONENTIAL_QUANTILE_H_
 #define DPQ_CORE_EXPONENTIAL_QUANTILE_H_
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+#include <map>
+#include <utility>
 
 #include "core/random.h"
 
 namespace dpq {
 
-// One instance of the mechanism: sorted record cells and the allowed points.
-// Every cell must lie in [first_point, last_point - 1].
-struct GapProblem {
-  const double* cells = nullptr;  // sorted cells as exact integer doubles
-  size_t count = 0;               // number of records, n
+// Relative safety margin on the sensitivity for the rounding of distances
+// (see above). Privacy-relevant.
+constexpr double kSensitivitySafety = 1.0 + 1.0 / 65536.0;
+// Sub-points per grid point in the split form. Any public K is private;
+// a large one makes the jitter effectively continuous. Not privacy-relevant.
+constexpr uint64_t kSplitSubPoints = uint64_t{1} << 32;
+
+// The sensitivity the mechanism uses for quantile q in [0, 1]:
+// max(q, 1 - q) (1 + 2^-16). Privacy-relevant.
+double QuantileSensitivity(double q);
+
+// One instance: the sorted record points and the allowed output points.
+// Every record point lies in [first_point, last_point].
+struct QuantileProblem {
+  const double* cells = nullptr;  // sorted record points, exact integer doubles
+  size_t count = 0;               // n
   int64_t first_point = 0;        // lowest allowed output point
   int64_t last_point = 0;         // highest allowed output point (inclusive)
-  int64_t target = 0;             // t = TargetRank(q, n), about floor(q n)
+  double quantile = 0.5;          // q in [0, 1]; the target rank is q n
 
-  // Grid points in gap k (k in [0, n]): those with exactly k records below.
-  double GapSize(size_t k) const;
-  // The lowest grid point of gap k.
-  int64_t GapStart(size_t k) const;
-  // The gap holding grid point `point`: the number of records below it.
-  size_t GapOf(int64_t point) const;
+  // Records at points below `point`, and at or below it.
+  size_t Below(int64_t point) const;
+  size_t AtOrBelow(int64_t point) const;
+  // The utility's distance for an output standing for ranks [low, high]:
+  // dist(q n, [low, high]), to within the roundings stated above.
+  double Distance(size_t low, size_t high) const;
 };
 
-// The problem for quantile q in [0, 1] of `count` sorted cells.
-GapProblem MakeGapProblem(const double* cells, size_t count,
-                          int64_t first_point, int64_t last_point, double q);
+// A released point and, for the split form, how many records (in sorted
+// order) go to the left part.
+struct SplitPoint {
+  int64_t point = 0;
+  size_t split = 0;
+};
 
-// Exact reference: log P(gap k) for k = 0..n, by log-sum-exp over
-// log(size_k) - epsilon |k - t| / 2. -inf for empty gaps. The privacy tests and
-// the AQ likelihood use it; the sampler below must match it.
-std::vector<double> GapLogProbabilities(const GapProblem& problem,
-                                        double epsilon);
-
-// Exact log P(output == point); -inf outside [first_point, last_point].
-double PointLogProbability(const GapProblem& problem, double epsilon,
-                           int64_t point);
-
-// Draws from the mechanism in O(n) multiply-adds and O(n / band) logs.
-//
-// Gaps are grouped into bands of consecutive distances |k - t| (each band
-// spans a factor of at most e^-30 in exp(-epsilon d / 2)). A band's mass is a
-// plain sum of size_k * exp(-epsilon (d_k - d_band) / 2), which cannot
-// underflow because sizes are whole numbers >= 1 and the factor is >= e^-30;
-// its log mass adds -epsilon d_band / 2 in log space. The band is drawn by
-// Gumbel-max over log masses, the gap inside it by inverse CDF. This is the
-// exact distribution: P(band) P(gap | band) = size_k exp(-epsilon d_k / 2) / Z.
 class ExponentialQuantileSampler {
  public:
-  explicit ExponentialQuantileSampler(double epsilon);
+  // `epsilon` is the mechanism's; `sub_points` is K of the split form (tests
+  // use tiny ones to enumerate the jitter exactly).
+  explicit ExponentialQuantileSampler(double epsilon,
+                                      uint64_t sub_points = kSplitSubPoints);
 
-  int64_t SamplePoint(const GapProblem& problem, RandomSource& rng) const;
+  // The atom-aware form.
+  int64_t SamplePoint(const QuantileProblem& problem, RandomSource& rng) const;
+  // The split form.
+  SplitPoint SampleSplit(const QuantileProblem& problem,
+                         RandomSource& rng) const;
+
+  // How far below the largest segment mass (in log) a direction is bounded
+  // instead of visited. Any value is exact; 64 saves the most time. Tests
+  // lower it to exercise the tail path. Not privacy-relevant.
+  void set_tail_log_margin(double margin) { tail_log_margin_ = margin; }
 
  private:
-  double half_epsilon_;
-  std::vector<double> decay_;  // decay_[i] = exp(-epsilon i / 2), one band long
+  template <bool kSplit>
+  SplitPoint Sample(const QuantileProblem& problem, RandomSource& rng) const;
+
+  double epsilon_;
+  uint64_t sub_points_;
+  double tail_log_margin_ = 64.0;
 };
+
+// Exact log P(SamplePoint returns `point`), by summing every segment; -inf
+// outside [first_point, last_point]. For the privacy tests and AQ's
+// likelihood.
+double PointLogProbability(const QuantileProblem& problem, double epsilon,
+                           int64_t point);
+
+// Exact distribution of the split form by enumerating all K^n jitters: maps
+// (point, sub-point) to its probability if `by_sub_point`, else
+// (point, split). Exponential in n: small problems in tests only.
+std::map<std::pair<int64_t, uint64_t>, double> SplitProbabilities(
+    const QuantileProblem& problem, double epsilon, uint64_t sub_points,
+    bool by_sub_point);
 
 }  // namespace dpq
 

@@ -6,6 +6,8 @@
 #include <set>
 #include <string>
 
+#include "core/exponential_quantile.h"
+
 namespace dpq {
 namespace {
 
@@ -76,17 +78,39 @@ class SlidingLogSum {
 
 }  // namespace
 
+double GapProblem::GapSize(size_t k) const {
+  if (count == 0) return static_cast<double>(last_point - first_point + 1);
+  if (k == 0) return cells[0] - static_cast<double>(first_point) + 1;
+  if (k == count) return static_cast<double>(last_point) - cells[count - 1];
+  return cells[k] - cells[k - 1];
+}
+
+int64_t GapProblem::GapStart(size_t k) const {
+  if (k == 0) return first_point;
+  return static_cast<int64_t>(cells[k - 1]) + 1;
+}
+
+size_t GapProblem::GapOf(int64_t point) const {
+  const double p = static_cast<double>(point);
+  return static_cast<size_t>(std::lower_bound(cells, cells + count, p) - cells);
+}
+
 JointKernel JointExpKernel(size_t count, const std::vector<double>& quantiles,
                            double epsilon) {
   JointKernel kernel;
-  kernel.slope = epsilon / 4;  // exp(epsilon u / 2), u = -1/2 sum |...|
   const double n = static_cast<double>(count);
   double previous = 0;
+  double smallest_share = 1;
   for (double q : quantiles) {
     kernel.targets.push_back(n * (q - previous));
+    smallest_share = std::min(smallest_share, q - previous);
     previous = q;
   }
   kernel.targets.push_back(n * (1 - previous));
+  smallest_share = std::min(smallest_share, 1 - previous);
+  // exp(epsilon u / (2 Delta)) with u = -1/2 sum |...| and
+  // Delta = (1 - smallest share) (1 + 2^-16); see the header.
+  kernel.slope = epsilon / (4 * (1 - smallest_share) * kSensitivitySafety);
   return kernel;
 }
 

@@ -6,11 +6,16 @@
 // Output space: non-decreasing m-tuples of points of the public grid
 // (prepare.h). Utility: u = -1/2 sum_{j=0..m} |d_j - n (p_{j+1} - p_j)|,
 // with d_j the number of records between output j - 1 and output j (p_0 = 0,
-// p_{m+1} = 1). Adding or removing one record changes one d_j by 1 and moves
-// the targets n (p_{j+1} - p_j) by a total of at most 1, so u has sensitivity
-// 1 under add/remove neighbours (and under replacing one record: two d_j move
-// by 1). Guarantee: P(tuple) proportional to exp(epsilon u / 2) is
-// epsilon-DP, hence (epsilon^2 / 8)-zCDP (bounded range).
+// p_{m+1} = 1). Adding a record to interval i moves d_i by 1 and every
+// target n w_j (w_j = p_{j+1} - p_j, summing to 1) by w_j, so the sum moves by
+// at most (1 - w_i) + sum_{j != i} w_j = 2 (1 - w_i), and u by at most
+// Delta = 1 - min_j w_j (max(q, 1 - q) for one quantile, as for the single
+// mechanism). Guarantee: P(tuple) proportional to exp(epsilon u / (2 Delta))
+// is epsilon-DP under add/remove neighbours, hence (epsilon^2 / 8)-zCDP
+// (bounded range). The kernel uses Delta (1 + 2^-16): the targets and the
+// DP's sums round by far less than 2^-20 in all (m (n + 1) <= 2^24).
+// (Replacing a record moves two d_j by 1 and no target: sensitivity 1, which
+// inverse_sensitivity.h uses.)
 //
 // Sampling is exact by dynamic programming over (quantile, gap) in log space:
 // the tuples with quantile j in gap i form blocks whose number of tuples is a
@@ -29,11 +34,28 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/exponential_quantile.h"
 #include "core/random.h"
 #include "core/status.h"
 
 namespace dpq {
+
+// Sorted record points and the output points [first_point, last_point]
+// split into gaps: gap k holds the points with exactly k records below them.
+// A point holding records lies above none of them, so it opens the gap of
+// the records below it.
+struct GapProblem {
+  const double* cells = nullptr;  // sorted record points as exact integers
+  size_t count = 0;
+  int64_t first_point = 0;
+  int64_t last_point = 0;
+
+  // Grid points in gap k (k in [0, n]); 0 for a gap between equal records.
+  double GapSize(size_t k) const;
+  // The lowest grid point of gap k.
+  int64_t GapStart(size_t k) const;
+  // The gap holding `point`: the number of records below it.
+  size_t GapOf(int64_t point) const;
+};
 
 // Largest m x (n + 1) table a joint sampler may build (two of them are
 // built). Memory only; not privacy-relevant.
@@ -52,7 +74,7 @@ struct JointKernel {
   }
 };
 
-// JointExp's kernel: slope epsilon / 4, targets n (p_{j+1} - p_j).
+// JointExp's kernel: slope epsilon / (4 Delta), targets n (p_{j+1} - p_j).
 JointKernel JointExpKernel(size_t count, const std::vector<double>& quantiles,
                            double epsilon);
 

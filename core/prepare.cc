@@ -33,7 +33,31 @@ OutputGrid OutputGrid::ForBounds(double lower, double upper) {
   return OutputGrid(lower, upper, steps);
 }
 
-int64_t OutputGrid::CellOf(double x) const {
+StatusOr<OutputGrid> OutputGrid::WithStep(double lower, double upper,
+                                          double step) {
+  if (!std::isfinite(step) || !(step > 0)) {
+    return Status(StatusCode::kInvalidOption,
+                  "step must be a finite number > 0; got " + Describe(step));
+  }
+  const int64_t finest = ForBounds(lower, upper).steps();
+  const double ratio = (upper - lower) / step;
+  const double whole = std::round(ratio);
+  const double steps =
+      std::fabs(ratio - whole) <= 1e-9 * whole ? whole : std::ceil(ratio);
+  if (!(steps <= static_cast<double>(finest))) {
+    return Status(StatusCode::kInvalidOption,
+                  "step " + Describe(step) + " makes " + Describe(steps) +
+                      " grid steps over [" + Describe(lower) + ", " +
+                      Describe(upper) + "]; doubles tell at most " +
+                      std::to_string(finest) +
+                      " apart there, so step must be at least " +
+                      Describe((upper - lower) / static_cast<double>(finest)));
+  }
+  return OutputGrid(lower, upper,
+                    std::max<int64_t>(1, static_cast<int64_t>(steps)), step);
+}
+
+int64_t OutputGrid::FloorPoint(double x, int64_t max_point) const {
   // Any estimate will do: the loops below settle on ValueAt's side exactly.
   // Multiplying is faster than dividing; divide when the scale overflows.
   const double estimate = std::isfinite(cells_per_unit_)
@@ -41,20 +65,27 @@ int64_t OutputGrid::CellOf(double x) const {
                               : std::floor((x - lower_) / (upper_ - lower_) *
                                            static_cast<double>(steps_));
   int64_t cell = estimate > 0 ? static_cast<int64_t>(std::min(
-                                    estimate, static_cast<double>(steps_ - 1)))
+                                    estimate, static_cast<double>(max_point)))
                               : 0;
-  // The estimate rounds independently of ValueAt; settle on ValueAt's side.
   while (cell > 0 && ValueAt(cell) > x) --cell;
-  while (cell + 1 < steps_ && ValueAt(cell + 1) <= x) ++cell;
+  while (cell < max_point && ValueAt(cell + 1) <= x) ++cell;
   return cell;
+}
+
+int64_t OutputGrid::PointOf(double x) const {
+  const int64_t below = FloorPoint(x, steps_);
+  if (below == steps_) return below;
+  // Both differences are monotone in x, so the choice is too.
+  return ValueAt(below + 1) - x < x - ValueAt(below) ? below + 1 : below;
 }
 
 double OutputGrid::ValueAt(int64_t j) const {
   if (j <= 0) return lower_;
   if (j >= steps_) return upper_;
-  const double fraction =
-      static_cast<double>(j) / static_cast<double>(steps_);  // exact for 2^k
-  const double value = lower_ + (upper_ - lower_) * fraction;
+  const double value =
+      step_ > 0 ? lower_ + static_cast<double>(j) * step_
+                : lower_ + (upper_ - lower_) * (static_cast<double>(j) /
+                                                static_cast<double>(steps_));
   return std::min(std::max(value, lower_), upper_);
 }
 
@@ -126,10 +157,10 @@ Status ClampValues(double* values, size_t count, double lower, double upper) {
   return Status::Ok();
 }
 
-void ConvertToCells(double* sorted_values, size_t count,
-                    const OutputGrid& grid) {
+void ConvertToPoints(double* sorted_values, size_t count,
+                     const OutputGrid& grid) {
   for (size_t i = 0; i < count; ++i) {
-    sorted_values[i] = static_cast<double>(grid.CellOf(sorted_values[i]));
+    sorted_values[i] = static_cast<double>(grid.PointOf(sorted_values[i]));
   }
 }
 
@@ -147,11 +178,6 @@ int64_t CeilProduct(double q, int64_t n) {
   return std::fma(q, static_cast<double>(n), -static_cast<double>(floor)) > 0
              ? floor + 1
              : floor;
-}
-
-int64_t TargetRank(double q, int64_t n) {
-  constexpr double kTolerance = 1.0 / 1099511627776.0;  // 2^-40
-  return FloorProduct(std::min(std::max(q + kTolerance, 0.0), 1.0), n);
 }
 
 SortedQuantiles SortDistinctQuantiles(const double* quantiles, size_t count) {

@@ -22,43 +22,61 @@ constexpr int64_t kMaxGridSteps = int64_t{1} << 52;
 
 // Mechanisms release points of a public grid over [lower, upper], never
 // arbitrary doubles. The exponential mechanism then runs over a finite,
-// data-independent output set, so its privacy proof holds exactly in floating
-// point, and the low bits of a release cannot reveal a data point (the failure
-// Mironov 2012 showed for naive floating-point noise). The grid depends only
-// on the public bounds: 2^k steps, as many as doubles can tell apart near the
-// bounds, at most 2^52.
+// data-independent output set, so the low bits of a release cannot reveal a
+// data point (the failure Mironov 2012 showed for naive floating-point
+// noise). The grid depends only on public parameters: by default 2^k steps,
+// as many as doubles can tell apart near the bounds, at most 2^52; with a
+// public `step`, the points lower + k step (and upper as the last point).
 //
-// Records are mapped to cells: CellOf(x) is the last grid point at or below x,
-// so a grid point j lies above exactly the records with CellOf(x) < j, as a
-// real number v lies above {x < v}.
+// Grid points are 0..steps. The release path maps each record to its nearest
+// point (PointOf), so records equal to a bound, or on a step grid to a
+// multiple of the step, sit exactly on a point and an atom there can be
+// released as itself. Streams sketch cells: CellOf(x) is the last grid point
+// at or below x, in [0, steps).
 class OutputGrid {
  public:
   // The grid ForBounds picks: 2^k steps, each at least 4 ulps of the largest
   // magnitude involved, so ValueAt is strictly increasing.
   static OutputGrid ForBounds(double lower, double upper);
-  // A grid with an explicit number of steps (tests use small ones).
-  OutputGrid(double lower, double upper, int64_t steps)
+  // The grid of a public step: lower + k step for k < steps and upper at
+  // k = steps, steps = ceil((upper - lower) / step) (a ratio within 10^-9 of
+  // a whole number counts as that number). INVALID_OPTION for a step that is
+  // not finite and > 0, or finer than ForBounds's grid (doubles cannot tell
+  // its points apart).
+  static StatusOr<OutputGrid> WithStep(double lower, double upper, double step);
+  // A grid with an explicit number of steps (tests use small ones); with
+  // `step` > 0 its points are lower + k step.
+  OutputGrid(double lower, double upper, int64_t steps, double step = 0)
       : lower_(lower),
         upper_(upper),
         steps_(steps),
+        step_(step),
         cells_per_unit_(static_cast<double>(steps) / (upper - lower)) {}
 
   double lower() const { return lower_; }
   double upper() const { return upper_; }
   int64_t steps() const { return steps_; }
+  double step() const { return step_; }  // 0 for ForBounds's grids
 
   // The largest c in [0, steps) with ValueAt(c) <= x, for x in [lower, upper].
   // Monotone non-decreasing in x, so sorted values give sorted cells.
-  int64_t CellOf(double x) const;
+  int64_t CellOf(double x) const { return FloorPoint(x, steps_ - 1); }
+  // The grid point nearest to x in [lower, upper] (the lower one on a tie).
+  // Monotone non-decreasing in x.
+  int64_t PointOf(double x) const;
   // The value of grid point j in [0, steps]: lower at 0, upper at steps,
   // monotone in j.
   double ValueAt(int64_t j) const;
 
  private:
+  // The largest j in [0, max_point] with ValueAt(j) <= x.
+  int64_t FloorPoint(double x, int64_t max_point) const;
+
   double lower_;
   double upper_;
   int64_t steps_;
-  double cells_per_unit_;  // only for CellOf's first estimate
+  double step_;
+  double cells_per_unit_;  // only for FloorPoint's first estimate
 };
 
 // lower < upper, both finite, and upper - lower finite.
@@ -74,10 +92,10 @@ Status ClampValues(double* values, size_t count, double lower, double upper);
 // ClampValues, then sorts.
 Status ClampAndSort(double* values, size_t count, double lower, double upper);
 
-// Replaces sorted values by their grid cells (as exact integer doubles), in
-// place, so mechanisms read counts of grid points by subtraction.
-void ConvertToCells(double* sorted_values, size_t count,
-                    const OutputGrid& grid);
+// Replaces sorted values by their nearest grid points (PointOf, as exact
+// integer doubles), in place: the prepared form every grid mechanism reads.
+void ConvertToPoints(double* sorted_values, size_t count,
+                     const OutputGrid& grid);
 
 // Exact floor(q * n) for q in [0, 1] (no floating-point rounding across an
 // integer).
@@ -85,14 +103,6 @@ int64_t FloorProduct(double q, int64_t n);
 
 // Exact ceil(q * n) for q in [0, 1].
 int64_t CeilProduct(double q, int64_t n);
-
-// The rank a mechanism aims at for quantile q in [0, 1] of n records:
-// floor(n * min(1, q + 2^-40)). The 2^-40 absorbs the rounding of decimal
-// quantiles and of AQ's rescaling (relative error ~2^-50), which would
-// otherwise turn 0.32 * 10000 into 3199 deep in the recursion. Privacy-
-// relevant: as n grows by 1 the target grows by 0 or 1 (the factor is <= 1),
-// which keeps the utility's sensitivity at 1.
-int64_t TargetRank(double q, int64_t n);
 
 // The distinct values of `quantiles`, ascending, and for every input position
 // the index of its value among them.

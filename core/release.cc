@@ -79,32 +79,39 @@ StatusOr<int64_t> WholeOption(const Options& options, const char* name,
   return static_cast<int64_t>(*value);
 }
 
-// Sorted records mapped to cells of the public grid over [lower, upper].
-OutputGrid SortedCells(double* data, size_t count, double lower, double upper) {
-  const OutputGrid grid = OutputGrid::ForBounds(lower, upper);
-  std::sort(data, data + count);
-  ConvertToCells(data, count, grid);
-  return grid;
+// The release grid over [lower, upper]: the public `step`'s, or the finest.
+StatusOr<OutputGrid> ReleaseGrid(const Context& c) {
+  if (const std::optional<double> step = c.options.Number("step")) {
+    return OutputGrid::WithStep(c.request.lower, c.request.upper, *step);
+  }
+  return OutputGrid::ForBounds(c.request.lower, c.request.upper);
 }
 
+// Sorts the records and maps them to their grid points: the prepared form.
+void PrepareOnGrid(double* data, size_t count, const OutputGrid& grid) {
+  std::sort(data, data + count);
+  ConvertToPoints(data, count, grid);
+}
+
+// Values of grid points: point j of `sampled` is point j - offset of the
+// release grid `grid`, clamped to its ends.
 void PointsToValues(const std::vector<int64_t>& points, const OutputGrid& grid,
-                    double lower, double upper, std::vector<double>* values) {
+                    int64_t offset, std::vector<double>* values) {
   values->clear();
-  for (int64_t point : points) {
-    values->push_back(std::min(std::max(grid.ValueAt(point), lower), upper));
-  }
+  for (int64_t point : points) values->push_back(grid.ValueAt(point - offset));
 }
 
 Status RunAq(Context& c, ReleaseReport* report, std::vector<double>* values) {
-  const OutputGrid grid =
-      SortedCells(c.data, c.count, c.request.lower, c.request.upper);
+  StatusOr<OutputGrid> grid = ReleaseGrid(c);
+  if (!grid.ok()) return grid.status();
+  PrepareOnGrid(c.data, c.count, grid.value());
   report->levels = ApproximateQuantilesLevels(c.quantiles.size());
   report->mechanism_epsilon =
       ExponentialMechanismEpsilonPerPart(c.budget, report->levels);
   PointsToValues(
-      SampleApproximateQuantiles(c.data, c.count, grid.steps(), c.quantiles,
-                                 report->mechanism_epsilon, c.rng),
-      grid, c.request.lower, c.request.upper, values);
+      SampleApproximateQuantiles(c.data, c.count, grid.value().steps(),
+                                 c.quantiles, report->mechanism_epsilon, c.rng),
+      grid.value(), 0, values);
   return Status::Ok();
 }
 
@@ -115,22 +122,26 @@ Status RunAppIndExp(Context& c, ReleaseReport* report,
     if (!approx.ok()) return approx.status();
     report->spent = approx.value();
   }
-  const OutputGrid grid =
-      SortedCells(c.data, c.count, c.request.lower, c.request.upper);
+  StatusOr<OutputGrid> grid = ReleaseGrid(c);
+  if (!grid.ok()) return grid.status();
+  PrepareOnGrid(c.data, c.count, grid.value());
   report->mechanism_epsilon = ExponentialMechanismEpsilonPerPart(
       report->spent, static_cast<int>(c.quantiles.size()));
-  PointsToValues(SampleAppIndExp(c.data, c.count, grid.steps(), c.quantiles,
-                                 report->mechanism_epsilon, c.rng),
-                 grid, c.request.lower, c.request.upper, values);
+  PointsToValues(SampleAppIndExp(c.data, c.count, grid.value().steps(),
+                                 c.quantiles, report->mechanism_epsilon, c.rng),
+                 grid.value(), 0, values);
   return Status::Ok();
 }
 
-// JointExp and its variants on sorted, clamped data over [low, high].
+// JointExp and its variants on sorted, clamped data. They sample on
+// `sampling` (the release grid, or for HSJointExp one widened by `offset`
+// points at each end) and release point j as point j - offset of `grid`.
 Status RunJoint(Context& c, ReleaseReport* report, std::vector<double>* values,
-                double low, double high, bool inverse_sensitivity) {
+                const OutputGrid& sampling, const OutputGrid& grid,
+                int64_t offset, bool inverse_sensitivity) {
   Status status = CheckJointSize(c.count, c.quantiles.size());
   if (!status.ok()) return status;
-  const OutputGrid grid = SortedCells(c.data, c.count, low, high);
+  PrepareOnGrid(c.data, c.count, sampling);
   // One exponential mechanism: epsilon, or sqrt(8 rho) by bounded range.
   report->mechanism_epsilon = ExponentialMechanismEpsilonPerPart(c.budget, 1);
   JointKernel kernel =
@@ -138,21 +149,34 @@ Status RunJoint(Context& c, ReleaseReport* report, std::vector<double>* values,
           ? InverseSensitivityKernel(c.count, c.quantiles,
                                      report->mechanism_epsilon)
           : JointExpKernel(c.count, c.quantiles, report->mechanism_epsilon);
-  const JointSampler sampler(c.data, c.count, grid.steps(), std::move(kernel));
-  PointsToValues(sampler.Sample(c.rng), grid, c.request.lower, c.request.upper,
-                 values);
+  const JointSampler sampler(c.data, c.count, sampling.steps(),
+                             std::move(kernel));
+  PointsToValues(sampler.Sample(c.rng), grid, offset, values);
+  // HSJointExp's widened grid reaches beyond the bounds.
+  for (double& value : *values) {
+    value = std::min(std::max(value, c.request.lower), c.request.upper);
+  }
   return Status::Ok();
+}
+
+Status RunJointOnReleaseGrid(Context& c, ReleaseReport* report,
+                             std::vector<double>* values,
+                             bool inverse_sensitivity) {
+  StatusOr<OutputGrid> grid = ReleaseGrid(c);
+  if (!grid.ok()) return grid.status();
+  return RunJoint(c, report, values, grid.value(), grid.value(), 0,
+                  inverse_sensitivity);
 }
 
 Status RunJointExp(Context& c, ReleaseReport* report,
                    std::vector<double>* values) {
-  return RunJoint(c, report, values, c.request.lower, c.request.upper, false);
+  return RunJointOnReleaseGrid(c, report, values, false);
 }
 
 Status RunInverseSensitivity(Context& c, ReleaseReport* report,
                              std::vector<double>* values) {
   report->neighbouring = "replace-one";
-  return RunJoint(c, report, values, c.request.lower, c.request.upper, true);
+  return RunJointOnReleaseGrid(c, report, values, true);
 }
 
 Status RunHsJointExp(Context& c, ReleaseReport* report,
@@ -177,7 +201,23 @@ Status RunHsJointExp(Context& c, ReleaseReport* report,
     }
     sigma = *scale;
   }
-  const double margin = JitterMargin(kind, sigma);
+  StatusOr<OutputGrid> grid = ReleaseGrid(c);
+  if (!grid.ok()) return grid.status();
+  // Jittered records may leave [lower, upper]: sample on a grid widened by
+  // the jitter's margin, a whole number of steps when there is a step.
+  double margin = JitterMargin(kind, sigma);
+  int64_t offset = 0;
+  const double step = grid.value().step();
+  if (step > 0) {
+    const double whole_steps = std::ceil(margin / step);
+    if (!(whole_steps <= static_cast<double>(kMaxGridSteps))) {
+      return Status(StatusCode::kInvalidOption,
+                    "scale is too large for step: the jitter spans more than "
+                    "2^52 steps");
+    }
+    offset = static_cast<int64_t>(whole_steps);
+    margin = whole_steps * step;
+  }
   const double low = c.request.lower - margin;
   const double high = c.request.upper + margin;
   Status status = ValidateBounds(low, high);
@@ -187,7 +227,18 @@ Status RunHsJointExp(Context& c, ReleaseReport* report,
         "scale widens the bounds beyond doubles: " + status.message());
   }
   Jitter(c.data, c.count, c.request.lower, c.request.upper, kind, sigma, c.rng);
-  return RunJoint(c, report, values, low, high, false);
+  if (step > 0) {
+    const int64_t steps = grid.value().steps() + 2 * offset;
+    if (steps > kMaxGridSteps) {
+      return Status(StatusCode::kInvalidOption,
+                    "scale is too large for step: the widened grid has more "
+                    "than 2^52 steps");
+    }
+    return RunJoint(c, report, values, OutputGrid(low, high, steps, step),
+                    grid.value(), offset, false);
+  }
+  const OutputGrid widened = OutputGrid::ForBounds(low, high);
+  return RunJoint(c, report, values, widened, widened, 0, false);
 }
 
 // The values of a successful release, or its error.
@@ -245,11 +296,13 @@ Status RunTreeCdf(Context& c, ReleaseReport* report,
 
 const std::vector<MethodSpec>& Methods() {
   static const std::vector<MethodSpec> methods = {
-      {"aq", {}, RunAq},
-      {"jointexp", {}, RunJointExp},
-      {"inverse-sensitivity", {}, RunInverseSensitivity},
-      {"hs-jointexp", {{"jitter", true}, {"scale", false}}, RunHsJointExp},
-      {"appindexp", {{"delta", false}}, RunAppIndExp},
+      {"aq", {{"step", false}}, RunAq},
+      {"jointexp", {{"step", false}}, RunJointExp},
+      {"inverse-sensitivity", {{"step", false}}, RunInverseSensitivity},
+      {"hs-jointexp",
+       {{"jitter", true}, {"scale", false}, {"step", false}},
+       RunHsJointExp},
+      {"appindexp", {{"delta", false}, {"step", false}}, RunAppIndExp},
       {"aggtree", {{"branching", false}, {"height", false}}, RunAggTree},
       {"tree-cdf", {{"cells", false}, {"budget", true}}, RunTreeCdf},
   };
@@ -373,6 +426,8 @@ StatusOr<ReleaseReport> SanitizeSample(double* data, size_t count,
   release.rho = request.rho;
   release.seed = request.seed;
   release.method = "aq";
+  if (request.step.has_value())
+    release.options.push_back({"step", *request.step});
   // Evenly spaced quantiles i / (size + 1): each synthetic value stands for
   // an equal share of the records (Corollary 3.6 with AQ's uniform quantiles).
   for (size_t i = 1; i <= size.value(); ++i) {

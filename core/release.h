@@ -63,6 +63,8 @@ struct SanitizeRequest {
   // The sample size; public. Default kDefaultSanitizeSize, never the data's
   // own size, which would publish it.
   std::optional<double> size;
+  // Public output resolution: sample values are lower + k step (release.cc).
+  std::optional<double> step;
   std::optional<uint64_t> seed;  // NOT private: tests only
 };
 constexpr size_t kDefaultSanitizeSize = 1000;

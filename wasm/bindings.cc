@@ -114,7 +114,7 @@ WasmReleaseResult Release(uintptr_t data_address, uint32_t count,
 }
 
 // data as for Release; out: room for SanitizeSize(spec) doubles.
-// spec: { lower, upper, epsilon?, rho?, size?, seed? }.
+// spec: { lower, upper, epsilon?, rho?, size?, step?, seed? }.
 WasmReleaseResult Sanitize(uintptr_t data_address, uint32_t count,
                            uintptr_t out_address, const val& spec) {
   dpq::SanitizeRequest request;
@@ -123,6 +123,7 @@ WasmReleaseResult Sanitize(uintptr_t data_address, uint32_t count,
   request.epsilon = OptionalNumber(spec, "epsilon");
   request.rho = OptionalNumber(spec, "rho");
   request.size = OptionalNumber(spec, "size");
+  request.step = OptionalNumber(spec, "step");
   request.seed = OptionalSeed(spec);
   return ToResult(dpq::SanitizeSample(reinterpret_cast<double*>(data_address),
                                       count, request,

@@ -72,7 +72,7 @@ TEST(AppIndExpTest, LargeEpsilonReleasesTheTrueQuantiles) {
   std::sort(values.begin(), values.end());
   const OutputGrid grid = OutputGrid::ForBounds(0, 1);
   std::vector<double> cells = values;
-  ConvertToCells(cells.data(), cells.size(), grid);
+  ConvertToPoints(cells.data(), cells.size(), grid);
   const std::vector<double> quantiles = {0.1, 0.5, 0.9};
   const auto points = SampleAppIndExp(cells.data(), cells.size(), grid.steps(),
                                       quantiles, 1e4, rng);

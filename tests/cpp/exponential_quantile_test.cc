@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <vector>
 
 #include "core/prepare.h"
@@ -38,53 +39,61 @@ void ForEachMultiset(const std::vector<double>& values, size_t max_size,
   extend(0);
 }
 
-TEST(ExponentialQuantileTest, GapProbabilitiesEqualThePaperFormula) {
-  // Appendix A: P(gap k) proportional to (x_k - x_{k-1}) exp(-eps |k - t| / 2)
-  // with x_0 = a, x_{n+1} = b. Dyadic values make the grid cells exact.
-  const double lower = 0, upper = 1, epsilon = 1.3;
-  const std::vector<double> values = {0.125, 0.25, 0.3125, 0.5, 0.5, 0.875};
-  const OutputGrid grid = OutputGrid::ForBounds(lower, upper);
-  std::vector<double> cells = values;
-  ConvertToCells(cells.data(), cells.size(), grid);
-  for (double q : {0.1, 0.5, 0.6, 0.99}) {
-    const GapProblem problem =
-        MakeGapProblem(cells.data(), cells.size(), 0, grid.steps(), q);
-    const int64_t t = static_cast<int64_t>(std::floor(q * values.size()));
-    ASSERT_EQ(TargetRank(q, values.size()), t);
-    ASSERT_EQ(problem.target, t);
-    std::vector<double> formula;
-    for (size_t k = 0; k <= values.size(); ++k) {
-      const double left = k == 0 ? lower : values[k - 1];
-      const double right = k == values.size() ? upper : values[k];
-      const double length = right - left;
-      formula.push_back(length > 0 ? std::log(length) -
-                                         epsilon *
-                                             std::fabs(static_cast<double>(k) -
-                                                       static_cast<double>(t)) /
-                                             2
-                                   : -INFINITY);
-    }
-    const double normaliser = LogSumExp(formula);
-    const std::vector<double> exact = GapLogProbabilities(problem, epsilon);
-    ASSERT_EQ(exact.size(), formula.size());
-    for (size_t k = 0; k < exact.size(); ++k) {
-      if (std::isinf(formula[k])) {
-        EXPECT_TRUE(std::isinf(exact[k]) && exact[k] < 0) << "gap " << k;
-        continue;
+QuantileProblem Problem(const std::vector<double>& cells, int64_t steps,
+                        double q) {
+  return QuantileProblem{cells.data(), cells.size(), 0, steps, q};
+}
+
+TEST(ExponentialQuantileTest, SensitivityIsMaxOfQAndOneMinusQ) {
+  EXPECT_DOUBLE_EQ(QuantileSensitivity(0.5), 0.5 * kSensitivitySafety);
+  EXPECT_DOUBLE_EQ(QuantileSensitivity(0.1), 0.9 * kSensitivitySafety);
+  EXPECT_DOUBLE_EQ(QuantileSensitivity(0.75), 0.75 * kSensitivitySafety);
+}
+
+TEST(ExponentialQuantileTest, PointProbabilitiesEqualTheAtomAwareFormula) {
+  // Brute force over every point: v stands for ranks [#{x < v}, #{x <= v}],
+  // weight exp(-eps dist(q n, that interval) / (2 max(q, 1 - q))).
+  const std::vector<double> cells = {1, 3, 3, 3, 4, 8, 8, 11};
+  const int64_t steps = 12;
+  for (double epsilon : {0.3, 1.0, 5.0}) {
+    for (double q : {0.05, 0.3, 0.5, 0.62, 0.99}) {
+      std::vector<double> formula;
+      for (int64_t v = 0; v <= steps; ++v) {
+        double below = 0, at_or_below = 0;
+        for (double c : cells) {
+          below += c < v;
+          at_or_below += c <= v;
+        }
+        const double t = q * cells.size();
+        const double d = std::max({below - t, 0.0, t - at_or_below});
+        formula.push_back(-epsilon * d / (2 * std::max(q, 1 - q)) /
+                          kSensitivitySafety);
       }
-      // The grid adds one point to the first gap: relative 2^-49 here.
-      EXPECT_NEAR(exact[k], formula[k] - normaliser, 1e-12) << "gap " << k;
+      const double normaliser = LogSumExp(formula);
+      for (int64_t v = 0; v <= steps; ++v) {
+        EXPECT_NEAR(PointLogProbability(Problem(cells, steps, q), epsilon, v),
+                    formula[v] - normaliser, 1e-12)
+            << "point " << v << " q " << q << " eps " << epsilon;
+      }
     }
-    EXPECT_NEAR(LogSumExp(exact), 0.0, 1e-12);
   }
 }
 
-// The privacy check: for every neighbouring pair (X, X + {x}) of small
-// datasets, every output point's exact probability moves by at most e^eps.
-// `cell_values` must be sorted: multisets are built in their order.
-void CheckPrivacyOnGrid(const std::vector<double>& cell_values, int64_t steps,
-                        size_t max_size) {
+// The privacy check of the atom-aware form: for every neighbouring pair
+// (X, X + {x}) of small datasets, every output point's exact probability
+// moves by at most e^eps, and some pair comes within 10% of it.
+void CheckAtomAwarePrivacy(const std::vector<double>& cell_values,
+                           int64_t steps, size_t max_size) {
   ASSERT_TRUE(std::is_sorted(cell_values.begin(), cell_values.end()));
+  // Probabilities are constant between record points, so these points cover
+  // every piece of the output range.
+  std::vector<int64_t> points = {0, steps};
+  for (double c : cell_values) {
+    for (int64_t d : {-1, 0, 1}) {
+      const int64_t j = static_cast<int64_t>(c) + d;
+      if (j >= 0 && j <= steps) points.push_back(j);
+    }
+  }
   double worst_ratio = 0;
   for (double epsilon : {0.1, 1.0, 4.0}) {
     for (double q : {0.05, 0.25, 0.5, 0.75, 0.95}) {
@@ -93,28 +102,10 @@ void CheckPrivacyOnGrid(const std::vector<double>& cell_values, int64_t steps,
           std::vector<double> neighbour = x;
           neighbour.push_back(added);
           std::sort(neighbour.begin(), neighbour.end());
-          const GapProblem small =
-              MakeGapProblem(x.data(), x.size(), 0, steps, q);
-          const GapProblem large =
-              MakeGapProblem(neighbour.data(), neighbour.size(), 0, steps, q);
-          const std::vector<double> small_gaps =
-              GapLogProbabilities(small, epsilon);
-          const std::vector<double> large_gaps =
-              GapLogProbabilities(large, epsilon);
-          // Probabilities are constant between record cells, so these points
-          // cover every piece of the output range.
-          std::vector<int64_t> points = {0, steps};
-          for (double c : cell_values) {
-            points.push_back(static_cast<int64_t>(c));
-            points.push_back(static_cast<int64_t>(c) + 1);
-          }
           for (int64_t j : points) {
-            const size_t ks = small.GapOf(j), kl = large.GapOf(j);
-            const double log_small =
-                small_gaps[ks] - std::log(small.GapSize(ks));
-            const double log_large =
-                large_gaps[kl] - std::log(large.GapSize(kl));
-            const double ratio = std::fabs(log_small - log_large);
+            const double ratio = std::fabs(
+                PointLogProbability(Problem(x, steps, q), epsilon, j) -
+                PointLogProbability(Problem(neighbour, steps, q), epsilon, j));
             ASSERT_LE(ratio, epsilon + 1e-12)
                 << "point " << j << " q " << q << " eps " << epsilon;
             worst_ratio = std::max(worst_ratio, ratio / epsilon);
@@ -123,32 +114,63 @@ void CheckPrivacyOnGrid(const std::vector<double>& cell_values, int64_t steps,
       });
     }
   }
-  // The bound is nearly attained: a check that cannot fail would not get here.
+  // Tight: a sensitivity even 10% looser than max(q, 1 - q) would fail here.
   EXPECT_GT(worst_ratio, 0.9);
 }
 
 TEST(ExponentialQuantileTest, PrivacyRatioBoundedOnEveryPointOfASmallGrid) {
-  // All multisets of <= 4 records on 6 cells, plus one record, steps = 12.
-  CheckPrivacyOnGrid({0, 2, 4, 7, 9, 11}, 12, 4);
+  // All multisets of <= 4 records on 6 points, plus one record, 13 points.
+  CheckAtomAwarePrivacy({0, 2, 4, 7, 9, 12}, 12, 4);
 }
 
 TEST(ExponentialQuantileTest, PrivacyRatioBoundedOnTheProductionGrid) {
   const int64_t steps = kMaxGridSteps;
-  CheckPrivacyOnGrid({0, 3, 1e9, steps / 2.0 + 1, 2.5e15, steps - 1.0}, steps,
-                     3);
+  CheckAtomAwarePrivacy({0, 3, 1e9, steps / 2.0 + 1, 2.5e15, double(steps)},
+                        steps, 3);
 }
 
-// Draws `draws` points and compares their frequencies with the exact
-// probabilities over every point of a small grid.
+TEST(ExponentialQuantileTest, SplitFormPrivacyRatioBoundedOverSubPoints) {
+  // The split form's outputs are (point, sub-point); its exact distribution
+  // averages the mechanism over every jitter (K = 2 sub-points a point).
+  const std::vector<double> cell_values = {0, 1, 3};
+  const int64_t steps = 3;
+  double worst_ratio = 0;
+  for (double epsilon : {0.5, 2.0}) {
+    for (double q : {0.25, 0.5, 0.8}) {
+      ForEachMultiset(cell_values, 3, [&](const std::vector<double>& x) {
+        const auto small =
+            SplitProbabilities(Problem(x, steps, q), epsilon, 2, true);
+        for (double added : cell_values) {
+          std::vector<double> neighbour = x;
+          neighbour.push_back(added);
+          std::sort(neighbour.begin(), neighbour.end());
+          const auto large = SplitProbabilities(Problem(neighbour, steps, q),
+                                                epsilon, 2, true);
+          ASSERT_EQ(small.size(), large.size());
+          for (const auto& [output, p] : small) {
+            const double ratio = std::fabs(std::log(p / large.at(output)));
+            ASSERT_LE(ratio, epsilon + 1e-12) << "q " << q;
+            worst_ratio = std::max(worst_ratio, ratio / epsilon);
+          }
+        }
+      });
+    }
+  }
+  EXPECT_GT(worst_ratio, 0.9);
+}
+
+// Draws points and compares their frequencies with the exact probabilities
+// over every point of a small grid.
 void CheckSamplerMatchesExact(const std::vector<double>& cells, int64_t steps,
-                              double q, double epsilon, uint64_t seed) {
-  const GapProblem problem =
-      MakeGapProblem(cells.data(), cells.size(), 0, steps, q);
+                              double q, double epsilon, uint64_t seed,
+                              double tail_margin = 64) {
+  const QuantileProblem problem = Problem(cells, steps, q);
   std::vector<double> probabilities;
   for (int64_t j = 0; j <= steps; ++j) {
     probabilities.push_back(std::exp(PointLogProbability(problem, epsilon, j)));
   }
-  const ExponentialQuantileSampler sampler(epsilon);
+  ExponentialQuantileSampler sampler(epsilon);
+  sampler.set_tail_log_margin(tail_margin);
   SeededRandom rng(seed);
   const int draws = 100000;
   std::vector<double> counts(steps + 1, 0);
@@ -156,7 +178,6 @@ void CheckSamplerMatchesExact(const std::vector<double>& cells, int64_t steps,
     const int64_t j = sampler.SamplePoint(problem, rng);
     ASSERT_GE(j, 0);
     ASSERT_LE(j, steps);
-    ASSERT_GT(probabilities[j], 0) << "drew an impossible point " << j;
     counts[j] += 1;
   }
   double df;
@@ -167,9 +188,8 @@ void CheckSamplerMatchesExact(const std::vector<double>& cells, int64_t steps,
 }
 
 TEST(ExponentialQuantileTest, SamplerMatchesExactProbabilities) {
-  // Duplicates (empty gaps), records at both ends, one band and many bands
-  // (eps = 20 gives bands of one or two gaps).
-  const std::vector<double> cells = {0, 2, 2, 5, 9, 9, 9, 14, 15};
+  // Atoms, records at both ends, large and small epsilon.
+  const std::vector<double> cells = {0, 2, 2, 5, 9, 9, 9, 14, 16};
   uint64_t seed = 100;
   for (double epsilon : {0.01, 0.7, 3.0, 20.0}) {
     for (double q : {0.1, 0.5, 0.8}) {
@@ -178,16 +198,20 @@ TEST(ExponentialQuantileTest, SamplerMatchesExactProbabilities) {
   }
 }
 
-TEST(ExponentialQuantileTest, SamplerMatchesExactWithManyBands) {
-  // 60 records at eps = 0.9: bands of 66 gaps, and eps = 8: bands of 7.
+TEST(ExponentialQuantileTest, SamplerTailsAreExact) {
+  // A margin of 1 leaves most of the mass in the tails, so draws go through
+  // the bound-and-reject path; the distribution must not change.
   std::vector<double> cells;
   for (int i = 0; i < 60; ++i) cells.push_back(2 * i + (i % 3 == 0 ? 1 : 0));
-  CheckSamplerMatchesExact(cells, 130, 0.3, 0.9, 7);
-  CheckSamplerMatchesExact(cells, 130, 0.5, 8.0, 8);
+  uint64_t seed = 7;
+  for (double margin : {0.0, 1.0, 3.0}) {
+    CheckSamplerMatchesExact(cells, 130, 0.3, 0.9, ++seed, margin);
+    CheckSamplerMatchesExact(cells, 130, 0.5, 0.2, ++seed, margin);
+  }
 }
 
 TEST(ExponentialQuantileTest, NoRecordsGivesAUniformPoint) {
-  const GapProblem problem = MakeGapProblem(nullptr, 0, 0, 9, 0.5);
+  const QuantileProblem problem{nullptr, 0, 0, 9, 0.5};
   for (int64_t j = 0; j <= 9; ++j) {
     EXPECT_NEAR(PointLogProbability(problem, 1.0, j), std::log(0.1), 1e-12);
   }
@@ -199,41 +223,92 @@ TEST(ExponentialQuantileTest, AllEqualRecordsWork) {
   CheckSamplerMatchesExact(cells, 12, 0.5, 2.0, 12);
 }
 
+// The split form's sampler against its exact (point, split) distribution.
+void CheckSplitSamplerMatchesExact(const std::vector<double>& cells,
+                                   int64_t steps, double q, double epsilon,
+                                   uint64_t sub_points, uint64_t seed) {
+  const QuantileProblem problem = Problem(cells, steps, q);
+  const auto exact = SplitProbabilities(problem, epsilon, sub_points, false);
+  std::map<std::pair<int64_t, uint64_t>, size_t> index;
+  std::vector<double> probabilities;
+  for (const auto& [output, p] : exact) {
+    index[output] = probabilities.size();
+    probabilities.push_back(p);
+  }
+  const ExponentialQuantileSampler sampler(epsilon, sub_points);
+  SeededRandom rng(seed);
+  const int draws = 100000;
+  std::vector<double> counts(probabilities.size(), 0);
+  for (int i = 0; i < draws; ++i) {
+    const SplitPoint cut = sampler.SampleSplit(problem, rng);
+    auto it = index.find({cut.point, cut.split});
+    ASSERT_NE(it, index.end()) << cut.point << " " << cut.split;
+    ASSERT_GT(probabilities[it->second], 0);
+    counts[it->second] += 1;
+  }
+  double df;
+  const double statistic =
+      testing::ChiSquare(counts, probabilities, draws, &df);
+  EXPECT_LT(statistic, testing::ChiSquareCritical(df))
+      << "q " << q << " eps " << epsilon << " K " << sub_points;
+}
+
+TEST(ExponentialQuantileTest, SplitSamplerMatchesExactDistribution) {
+  uint64_t seed = 300;
+  for (uint64_t sub_points : {1, 2, 3}) {
+    for (double epsilon : {0.5, 3.0}) {
+      CheckSplitSamplerMatchesExact({1, 1, 1, 3}, 4, 0.5, epsilon, sub_points,
+                                    ++seed);
+      CheckSplitSamplerMatchesExact({0, 2, 2, 4}, 4, 0.3, epsilon, sub_points,
+                                    ++seed);
+    }
+  }
+}
+
+TEST(ExponentialQuantileTest, AnAtomHoldingTheTargetIsReleasedItself) {
+  // 500 copies of point 40 among 1000 records in [0, 100] at eps = 1: the
+  // median's target sits 250 ranks inside the atom.
+  std::vector<double> cells;
+  for (int i = 0; i < 1000; ++i) {
+    cells.push_back(i % 2 == 0 ? 40 : (i < 500 ? i % 40 : 41 + i % 59));
+  }
+  std::sort(cells.begin(), cells.end());
+  const QuantileProblem problem = Problem(cells, 100, 0.5);
+  EXPECT_GT(PointLogProbability(problem, 1.0, 40), std::log(1 - 1e-9));
+  // The split form cuts the atom near rank 500.
+  const ExponentialQuantileSampler sampler(1.0);
+  SeededRandom rng(5);
+  for (int i = 0; i < 200; ++i) {
+    EXPECT_EQ(sampler.SamplePoint(problem, rng), 40);
+    const SplitPoint cut = sampler.SampleSplit(problem, rng);
+    EXPECT_EQ(cut.point, 40);
+    EXPECT_NEAR(static_cast<double>(cut.split), 500.0, 30.0);
+  }
+}
+
 TEST(ExponentialQuantileTest, HugeAtomGivesNoNanAndNoBias) {
-  // 10^4 copies of one value plus a few others, on the production grid, up to
-  // an epsilon where every weight underflows in linear space.
+  // 10^4 copies of one point plus a few others, on the production grid, up
+  // to an epsilon where every weight underflows in linear space.
   std::vector<double> cells(10000, 1e12);
   for (double c : {5.0, 7e11, 3e12, 4e15}) cells.push_back(c);
   std::sort(cells.begin(), cells.end());
   const int64_t steps = kMaxGridSteps;
   for (double epsilon : {0.01, 1.0, 100.0, 1e4}) {
-    const GapProblem problem =
-        MakeGapProblem(cells.data(), cells.size(), 0, steps, 0.5);
-    const std::vector<double> logs = GapLogProbabilities(problem, epsilon);
-    for (double p : logs) ASSERT_FALSE(std::isnan(p));
-    EXPECT_NEAR(LogSumExp(logs), 0.0, 1e-9);
-    // The atom's inner gaps are empty; the two gaps beside it hold the mass.
+    const QuantileProblem problem = Problem(cells, steps, 0.5);
     const ExponentialQuantileSampler sampler(epsilon);
     SeededRandom rng(13);
-    int below = 0, above = 0;
-    for (int i = 0; i < 2000; ++i) {
+    int atom = 0;
+    for (int i = 0; i < 500; ++i) {
       const int64_t j = sampler.SamplePoint(problem, rng);
       ASSERT_GE(j, 0);
       ASSERT_LE(j, steps);
-      const size_t k = problem.GapOf(j);
-      ASSERT_TRUE(std::isfinite(logs[k])) << "drew an empty gap";
-      below += j <= 1e12;
-      above += j > 1e12;
+      atom += j == 1e12;
+      const SplitPoint cut = sampler.SampleSplit(problem, rng);
+      ASSERT_LE(cut.split, cells.size());
     }
-    if (epsilon >= 100) {
-      // Gaps 2 (just below the atom) and 10002 (just above) are both 5000
-      // ranks from the target and hold all the mass, split by their widths.
-      const double p_below = std::exp(logs[2]);
-      const double p_above = std::exp(logs[10002]);
-      EXPECT_NEAR(p_below + p_above, 1.0, 1e-9);
-      EXPECT_NEAR(below / 2000.0, p_below, 0.05);
-    }
-    EXPECT_EQ(below + above, 2000);
+    const double p_atom = std::exp(PointLogProbability(problem, epsilon, 1e12));
+    ASSERT_FALSE(std::isnan(p_atom));
+    EXPECT_NEAR(atom / 500.0, p_atom, 0.08) << epsilon;
   }
 }
 

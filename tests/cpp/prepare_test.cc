@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "core/random.h"
@@ -149,29 +150,67 @@ TEST(FloorProductTest, IsTheExactFloorOfTheRealProduct) {
   }
 }
 
-TEST(TargetRankTest, GrowsByZeroOrOnePerRecord) {
-  // The sensitivity argument of every exponential mechanism rests on this.
-  SeededRandom rng(9);
-  for (int i = 0; i < 2000; ++i) {
-    const double q = i < 10 ? 1.0 - i * 1e-17 : UniformDouble(rng);
-    const int64_t start = static_cast<int64_t>(UniformInteger(rng, 1u << 31));
-    int64_t previous = TargetRank(q, start);
-    for (int64_t n = start + 1; n < start + 200; ++n) {
-      const int64_t target = TargetRank(q, n);
-      ASSERT_TRUE(target == previous || target == previous + 1)
-          << q << " " << n;
-      ASSERT_LE(target, n);
-      previous = target;
-    }
-  }
+TEST(FloorProductTest, ReadsStoredDecimalsExactly) {
+  EXPECT_EQ(FloorProduct(0.29, 100), 28);  // 0.29 is stored just below 0.29
+  EXPECT_EQ(FloorProduct(0.5, 11), 5);
 }
 
-TEST(TargetRankTest, ReadsDecimalQuantilesAsMeant) {
-  EXPECT_EQ(FloorProduct(0.29, 100), 28);  // 0.29 is stored just below 0.29
-  EXPECT_EQ(TargetRank(0.29, 100), 29);
-  EXPECT_EQ(TargetRank(0.5, 11), 5);
-  EXPECT_EQ(TargetRank(0.999, 1000), 999);
-  EXPECT_EQ(TargetRank(0.3, 7), 2);
+TEST(OutputGridTest, PointOfIsTheNearestPointAndReachesUpper) {
+  const OutputGrid grid(0, 10, 5);  // points 0, 2, 4, 6, 8, 10
+  EXPECT_EQ(grid.PointOf(0), 0);
+  EXPECT_EQ(grid.PointOf(2.9), 1);
+  EXPECT_EQ(grid.PointOf(3.0), 1);  // a tie goes down
+  EXPECT_EQ(grid.PointOf(3.1), 2);
+  EXPECT_EQ(grid.PointOf(9.5), 5);
+  EXPECT_EQ(grid.PointOf(10), 5);  // the upper bound is a point of its own
+  // Monotone on a fine grid too.
+  const OutputGrid fine = OutputGrid::ForBounds(-1, 3);
+  SeededRandom rng(10);
+  std::vector<double> xs;
+  for (int i = 0; i < 10000; ++i) xs.push_back(-1 + 4 * UniformDouble(rng));
+  xs.push_back(3);
+  std::sort(xs.begin(), xs.end());
+  int64_t previous = 0;
+  for (double x : xs) {
+    const int64_t j = fine.PointOf(x);
+    ASSERT_GE(j, previous);
+    ASSERT_LE(std::fabs(fine.ValueAt(j) - x),
+              std::fabs(fine.ValueAt(std::min(j + 1, fine.steps())) - x));
+    ASSERT_LE(std::fabs(fine.ValueAt(j) - x),
+              std::fabs(fine.ValueAt(std::max<int64_t>(j - 1, 0)) - x));
+    previous = j;
+  }
+  EXPECT_EQ(fine.PointOf(3), fine.steps());
+}
+
+TEST(OutputGridTest, StepGridsReleaseMultiplesOfTheStep) {
+  StatusOr<OutputGrid> grid = OutputGrid::WithStep(0, 100, 1);
+  ASSERT_TRUE(grid.ok());
+  EXPECT_EQ(grid.value().steps(), 100);
+  for (int64_t j = 0; j <= 100; ++j) EXPECT_EQ(grid.value().ValueAt(j), j);
+  EXPECT_EQ(grid.value().PointOf(40), 40);
+  EXPECT_EQ(grid.value().PointOf(39.6), 40);
+  // A step that does not divide the range: the last point is upper.
+  grid = OutputGrid::WithStep(0, 10, 3);
+  ASSERT_TRUE(grid.ok());
+  EXPECT_EQ(grid.value().steps(), 4);
+  EXPECT_EQ(grid.value().ValueAt(3), 9);
+  EXPECT_EQ(grid.value().ValueAt(4), 10);
+  // Decimal steps whose ratio rounds near a whole number.
+  grid = OutputGrid::WithStep(1, 5, 0.1);
+  ASSERT_TRUE(grid.ok());
+  EXPECT_EQ(grid.value().steps(), 40);
+  grid = OutputGrid::WithStep(1, 5, 100);  // coarser than the range: 1 step
+  ASSERT_TRUE(grid.ok());
+  EXPECT_EQ(grid.value().steps(), 1);
+  for (double bad : {0.0, -1.0, std::nan(""), HUGE_VAL, 1e-300}) {
+    const StatusOr<OutputGrid> rejected = OutputGrid::WithStep(0, 1, bad);
+    ASSERT_FALSE(rejected.ok()) << bad;
+    EXPECT_EQ(rejected.status().code(), StatusCode::kInvalidOption);
+    EXPECT_NE(rejected.status().message().find("step"), std::string::npos);
+  }
+  // Finer than doubles resolve near 1e15.
+  EXPECT_FALSE(OutputGrid::WithStep(1e15, 1e15 + 1, 1e-3).ok());
 }
 
 TEST(SortDistinctQuantilesTest, DeduplicatesAndMapsBack) {

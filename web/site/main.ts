@@ -111,6 +111,7 @@ function settings(): ReleaseSettings {
     quantiles: quantiles(),
     budget: kind === 'rho' ? { rho: value } : { epsilon: value },
     method: methodSelect.value,
+    step: $<HTMLInputElement>('step').value.trim() === '' ? undefined : number('step'),
     alpha: large ? number('alpha') : undefined,
   };
 }

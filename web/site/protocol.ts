@@ -17,6 +17,8 @@ export interface ReleaseSettings {
   quantiles: number[];
   budget: { epsilon: number } | { rho: number };
   method: string;
+  /** Public output resolution; undefined for the finest grid. */
+  step?: number;
   /** Streams (large files): sketch accuracy. */
   alpha?: number;
 }

@@ -80,6 +80,9 @@ async function loadFile(file: File): Promise<void> {
   post({ type: 'columns', columns: infos, rows: rows.length - 1, large: false, name: file.name });
 }
 
+// The tree methods keep their own grids and take no step.
+const STEPLESS = new Set(['aggtree', 'tree-cdf']);
+
 function optionsOf(settings: ReleaseSettings, quantiles: number[] = settings.quantiles, method = settings.method): QuantilesOptions {
   return {
     lower: settings.lower,
@@ -87,6 +90,7 @@ function optionsOf(settings: ReleaseSettings, quantiles: number[] = settings.qua
     quantiles,
     method,
     ...settings.budget,
+    ...(settings.step === undefined || STEPLESS.has(method) ? {} : { step: settings.step }),
   } as QuantilesOptions;
 }
 
@@ -107,15 +111,28 @@ function postResult(
   });
 }
 
-function rankError(sorted: Float64Array, q: number, v: number): number {
+// Records below `sorted[i]` passing `below`.
+function count(sorted: Float64Array, below: (x: number) => boolean): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (sorted[mid] < v) lo = mid + 1;
+    if (below(sorted[mid])) lo = mid + 1;
     else hi = mid;
   }
-  return Math.abs(lo - Math.floor(q * sorted.length));
+  return lo;
+}
+
+// Distance from floor(q n) to the ranks a release v stands for: values
+// within `tie` of v (half a step, or the finest grid's resolution) count as
+// equal to it.
+function rankError(sorted: Float64Array, q: number, v: number, tie: number): number {
+  const target = Math.floor(q * sorted.length);
+  return Math.max(count(sorted, (x) => x < v - tie) - target, 0, target - count(sorted, (x) => x <= v + tie));
+}
+
+function tieOf(settings: ReleaseSettings): number {
+  return settings.step !== undefined ? settings.step / 2 : 1e-12 * (settings.upper - settings.lower);
 }
 
 async function release(settings: ReleaseSettings): Promise<void> {
@@ -144,7 +161,7 @@ async function release(settings: ReleaseSettings): Promise<void> {
     milliseconds,
     truth: {
       values: settings.quantiles.map((q) => (n === 0 ? NaN : sorted[Math.min(Math.floor(q * n), n - 1)])),
-      rankErrors: settings.quantiles.map((q, i) => rankError(sorted, q, result.values[i])),
+      rankErrors: settings.quantiles.map((q, i) => rankError(sorted, q, result.values[i], tieOf(settings))),
       cdf: [xs, ys],
     },
   });
@@ -241,7 +258,7 @@ async function compare(settings: ReleaseSettings, trials: number, counts: number
       let error = 0;
       for (let t = 0; t < trials; t++) {
         const values = dpq.quantiles(data, optionsOf(settings, quantiles, method));
-        error += quantiles.reduce((sum, q, i) => sum + rankError(sorted, q, values[i]), 0) / m / trials;
+        error += quantiles.reduce((sum, q, i) => sum + rankError(sorted, q, values[i], tieOf(settings)), 0) / m / trials;
       }
       rows.push({ method, m, meanRankError: error });
       post({ type: 'progress', done: ++done, total, label: `${method}, m = ${m}` });

@@ -40,14 +40,25 @@ export interface BaseQuantilesOptions {
 /** ApproximateQuantiles (the default): many quantiles, error growing with log m. */
 export interface AqOptions extends BaseQuantilesOptions {
   method?: 'aq';
+  /**
+   * Public output resolution: released values are `lower + k * step` (the
+   * last grid point is `upper`). With integer data and `step: 1` every value
+   * is an integer and an atom (say half the values at 40) is released as
+   * exactly 40. Default: the finest grid doubles resolve over the bounds.
+   */
+  step?: number;
 }
 /** JointExp: one exponential mechanism over all m-tuples. */
 export interface JointExpOptions extends BaseQuantilesOptions {
   method: 'jointexp';
+  /** Public output resolution, as for `aq`. */
+  step?: number;
 }
 /** Inverse sensitivity: JointExp's cousin; replace-one neighbours, n public. */
 export interface InverseSensitivityOptions extends BaseQuantilesOptions {
   method: 'inverse-sensitivity';
+  /** Public output resolution, as for `aq`. */
+  step?: number;
 }
 /** HSJointExp: JointExp on jittered data, for data with atoms. */
 export interface HsJointExpOptions extends BaseQuantilesOptions {
@@ -56,12 +67,16 @@ export interface HsJointExpOptions extends BaseQuantilesOptions {
   jitter?: 'uniform' | 'gaussian';
   /** Jitter standard deviation, public; default 2^-20 (upper - lower). */
   scale?: number;
+  /** Public output resolution, as for `aq`. */
+  step?: number;
 }
 /** AppIndExp: m independent exponential mechanisms. */
 export interface AppIndExpOptions extends BaseQuantilesOptions {
   method: 'appindexp';
   /** With `epsilon`: (epsilon, delta)-DP by optimal composition. */
   delta?: number;
+  /** Public output resolution, as for `aq`. */
+  step?: number;
 }
 /** AggTree: a b-ary tree of noisy counts. */
 export interface AggTreeOptions extends BaseQuantilesOptions {
@@ -98,6 +113,8 @@ export interface SanitizeOptions {
   rho?: number;
   /** Sample size, published with the sample; default 1000. */
   size?: number;
+  /** Public output resolution, as for `aq`: sample values are lower + k step. */
+  step?: number;
   /** Reproducible, NOT private: tests only. */
   seed?: number;
 }
@@ -246,8 +263,9 @@ function buildSanitizeSpec(options: unknown): WasmSanitizeSpec {
   checkObject(options);
   checkBudget(options);
   checkNumber('size', options.size, true);
+  checkNumber('step', options.step, true);
   for (const key of Object.keys(options)) {
-    if (!['lower', 'upper', 'epsilon', 'rho', 'size', 'seed'].includes(key)) {
+    if (!['lower', 'upper', 'epsilon', 'rho', 'size', 'step', 'seed'].includes(key)) {
       fail('INVALID_OPTION', `option '${key}' does not apply to sanitize`);
     }
   }

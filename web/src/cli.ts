@@ -14,7 +14,7 @@ import {
 
 const USAGE = `usage: dp-quantiles [FILE] --column NAME|INDEX --lower L --upper U
                     (--epsilon E | --rho R) [--quantiles Q1,Q2,...]
-                    [--method M] [--option NAME=VALUE ...] [--seed N]
+                    [--method M] [--step S] [--option NAME=VALUE ...] [--seed N]
                     [--no-header] [--show-true]
 
 Reads CSV from FILE, or from standard input when FILE is absent or '-', and
@@ -28,13 +28,16 @@ prints the private quantiles of one column as JSON.
   --quantiles   comma-separated, each in (0, 1) (default 0.25,0.5,0.75)
   --method      aq (default), jointexp, inverse-sensitivity, hs-jointexp,
                 appindexp, aggtree or tree-cdf
+  --step        public output resolution: values are lower + k * step
+                (e.g. 1 for integer data, so an atom at 40 prints as 40)
   --option      a method option, repeatable: delta=1e-6, branching=16,
                 height=4, cells=1024, budget=min-variance, jitter=gaussian,
                 scale=0.01
   --seed        reproducible noise, NOT private: for tests only
   --no-header   the first row is data
-  --show-true   also print the true quantiles and rank errors: NOT private,
-                for the data owner only`;
+  --show-true   also print the true quantiles and rank errors (ties
+                counted: a value equal to the release stands for its rank):
+                NOT private, for the data owner only`;
 
 class UsageError extends Error {}
 
@@ -116,6 +119,7 @@ async function main(argv: string[]): Promise<void> {
       rho: { type: 'string' },
       quantiles: { type: 'string', default: '0.25,0.5,0.75' },
       method: { type: 'string', default: 'aq' },
+      step: { type: 'string' },
       option: { type: 'string', multiple: true, default: [] },
       seed: { type: 'string' },
       'no-header': { type: 'boolean', default: false },
@@ -153,6 +157,7 @@ async function main(argv: string[]): Promise<void> {
     epsilon: parseNumberOption('epsilon', args.epsilon),
     rho: parseNumberOption('rho', args.rho),
     method: args.method as QuantileMethod,
+    step: parseNumberOption('step', args.step),
     seed: parseNumberOption('seed', args.seed),
     quantiles,
   };
@@ -175,12 +180,15 @@ async function main(argv: string[]): Promise<void> {
       .map((x) => Math.min(Math.max(x, options.lower), options.upper))
       .sort();
     const n = sorted.length;
-    const below = (v: number) => {
+    // Values within half a grid step of a release count as ties: the
+    // release stands for every rank they hold.
+    const tie = options.step !== undefined ? options.step / 2 : 1e-12 * (options.upper - options.lower);
+    const count = (below: (x: number) => boolean) => {
       let lo = 0;
       let hi = n;
       while (lo < hi) {
         const mid = (lo + hi) >>> 1;
-        if (sorted[mid] < v) lo = mid + 1;
+        if (below(sorted[mid])) lo = mid + 1;
         else hi = mid;
       }
       return lo;
@@ -192,7 +200,11 @@ async function main(argv: string[]): Promise<void> {
         q,
         value: release.values[i],
         true: n === 0 ? null : sorted[Math.min(target, n - 1)],
-        rankError: Math.abs(below(release.values[i]) - target),
+        rankError: Math.max(
+          count((x) => x < release.values[i] - tie) - target,
+          0,
+          target - count((x) => x <= release.values[i] + tie),
+        ),
       };
     });
   }

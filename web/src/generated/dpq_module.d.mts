@@ -31,6 +31,7 @@ export interface WasmSanitizeSpec {
   epsilon?: number;
   rho?: number;
   size?: number;
+  step?: number;
   seed?: number;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 namespace dpq {
 namespace {
@@ -70,54 +71,142 @@ StatusOr<CountNoise> AggTreeNoise(const AggTreeShape& shape,
   return CountNoiseFor(share);
 }
 
+namespace {}  // namespace
+
+std::vector<std::vector<double>> HonakerAggregate(
+    std::vector<std::vector<double>> noisy, int branching) {
+  const size_t b = static_cast<size_t>(branching);
+  std::vector<std::vector<double>>& estimate = noisy;
+  // Bottom-up. variance: of the level below's estimates, in units of one
+  // node's noise variance. A node mixes its own count (variance 1) with its
+  // children's sum (variance b variance).
+  double variance = 1;
+  for (size_t level = 1; level < estimate.size(); ++level) {
+    const double children_variance = static_cast<double>(b) * variance;
+    const double own_weight = children_variance / (1 + children_variance);
+    for (size_t j = 0; j < estimate[level].size(); ++j) {
+      double children = 0;
+      for (size_t c = j * b; c < (j + 1) * b; ++c) {
+        children += estimate[level - 1][c];
+      }
+      estimate[level][j] =
+          own_weight * estimate[level][j] + (1 - own_weight) * children;
+    }
+    variance = children_variance / (1 + children_variance);
+  }
+  // Top-down: siblings share their parent's residual equally (equal
+  // variances). The root is not measured: its estimate is its children's sum.
+  for (size_t level = estimate.size() - 1; level-- > 0;) {
+    for (size_t parent = 0; parent < estimate[level + 1].size(); ++parent) {
+      double sum = 0;
+      for (size_t c = parent * b; c < (parent + 1) * b; ++c) {
+        sum += estimate[level][c];
+      }
+      const double shift =
+          (estimate[level + 1][parent] - sum) / static_cast<double>(b);
+      for (size_t c = parent * b; c < (parent + 1) * b; ++c) {
+        estimate[level][c] += shift;
+      }
+    }
+  }
+  return estimate;
+}
+
+namespace {
+
+// The raw noisy counts, each node's noise drawn the first time the descent
+// reads it (the noise of nodes never read is never needed).
+class LazyNoisyCounts {
+ public:
+  LazyNoisyCounts(const std::vector<std::vector<int64_t>>* exact,
+                  const CountNoise* noise, RandomSource* rng)
+      : exact_(exact), noise_(noise), rng_(rng), drawn_(exact->size()) {
+    for (size_t level = 0; level < exact->size(); ++level) {
+      drawn_[level].assign((*exact)[level].size(), kNotDrawn);
+    }
+  }
+  double At(size_t level, size_t j) {
+    double& value = drawn_[level][j];
+    if (value == kNotDrawn) {
+      value = static_cast<double>((*exact_)[level][j] + noise_->Sample(*rng_));
+    }
+    return value;
+  }
+
+ private:
+  static constexpr double kNotDrawn = -1e300;
+  const std::vector<std::vector<int64_t>>* exact_;
+  const CountNoise* noise_;
+  RandomSource* rng_;
+  std::vector<std::vector<double>> drawn_;
+};
+
+}  // namespace
+
 StatusOr<std::vector<double>> ReleaseAggTree(
     const double* values, size_t count, double lower, double upper,
     const std::vector<double>& quantiles, const AggTreeShape& shape,
     const PrivacyBudget& budget, RandomSource& rng) {
   StatusOr<CountNoise> noise = AggTreeNoise(shape, budget);
   if (!noise.ok()) return noise.status();
-  std::vector<std::vector<int64_t>> levels =
+  const std::vector<std::vector<int64_t>> exact =
       AggTreeCounts(values, count, lower, upper, shape);
-  // Noisy counts, negatives clamped to 0 (post-processing) for the descent.
-  std::vector<std::vector<double>> noisy(levels.size());
-  for (size_t level = 0; level < levels.size(); ++level) {
-    noisy[level].resize(levels[level].size());
-    for (size_t j = 0; j < levels[level].size(); ++j) {
-      const int64_t c = levels[level][j] + noise.value().Sample(rng);
-      noisy[level][j] = static_cast<double>(std::max<int64_t>(c, 0));
+  std::vector<std::vector<double>> aggregated;
+  if (shape.aggregate) {
+    aggregated.resize(exact.size());
+    for (size_t level = 0; level < exact.size(); ++level) {
+      std::vector<int64_t> noisy = exact[level];
+      noise.value().AddTo(&noisy, rng);
+      aggregated[level].assign(noisy.begin(), noisy.end());
     }
+    aggregated = HonakerAggregate(std::move(aggregated), shape.branching);
   }
-  const int top = shape.height - 1;
-  double total = 0;
-  for (double c : noisy[top]) total += c;
+  LazyNoisyCounts lazy(&exact, &noise.value(), &rng);
+  auto count_at = [&](size_t level, size_t j) {
+    const double c = shape.aggregate ? aggregated[level][j] : lazy.At(level, j);
+    return std::max(c, 0.0);  // the descent reads negatives as empty
+  };
 
-  const double leaves = static_cast<double>(noisy[0].size());
+  const size_t top = static_cast<size_t>(shape.height - 1);
+  const size_t b = static_cast<size_t>(shape.branching);
+  const double leaves = static_cast<double>(exact[0].size());
   std::vector<double> out;
   out.reserve(quantiles.size());
   for (double q : quantiles) {
-    double remaining = q * total;
-    size_t first = 0;  // first child of the current node on this level
+    double local = q;  // the quantile inside the current node
+    size_t first = 0;  // its first child
     size_t chosen = 0;
-    for (int level = top; level >= 0; --level) {
-      const size_t children = level == top
-                                  ? noisy[top].size()
-                                  : static_cast<size_t>(shape.branching);
-      chosen = first + children - 1;
+    for (size_t level = top + 1; level-- > 0;) {
+      const size_t children = level == top ? exact[top].size() : b;
+      double total = 0;
       for (size_t j = first; j < first + children; ++j) {
-        if (remaining <= noisy[level][j]) {
-          chosen = j;
-          break;
-        }
-        remaining -= noisy[level][j];
+        total += count_at(level, j);
       }
-      remaining = std::min(remaining, noisy[level][chosen]);
-      first = chosen * shape.branching;
+      if (!(total > 0)) {
+        // Nothing measured below: spread q evenly over the children.
+        const double position = local * static_cast<double>(children);
+        const size_t k = std::min(children - 1, static_cast<size_t>(position));
+        chosen = first + k;
+        local = position - static_cast<double>(k);
+      } else {
+        const double target = local * total;
+        double before = 0;
+        chosen = first + children - 1;
+        for (size_t j = first; j < first + children; ++j) {
+          const double c = count_at(level, j);
+          if (c > 0 && before + c >= target) {
+            chosen = j;
+            break;
+          }
+          before += c;
+        }
+        const double c = count_at(level, chosen);
+        local = c > 0 ? (target - before) / c : 0;
+      }
+      local = std::min(std::max(local, 0.0), 1.0);
+      first = chosen * b;
     }
-    const double leaf_count = noisy[0][chosen];
-    const double inside = leaf_count > 0 ? remaining / leaf_count : 0;
-    const double fraction =
-        (static_cast<double>(chosen) + std::min(std::max(inside, 0.0), 1.0)) /
-        leaves;
+    const double fraction = (static_cast<double>(chosen) + local) / leaves;
     out.push_back(
         std::min(std::max(lower + (upper - lower) * fraction, lower), upper));
   }

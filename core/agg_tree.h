@@ -9,10 +9,19 @@
 // Guarantee: every node gets exact discrete Laplace noise of scale h / epsilon
 // (epsilon-DP: each level is (epsilon / h)-DP, basic composition), or exact
 // discrete Gaussian noise of variance h / (2 rho) (rho-zCDP: each level is
-// (rho / h)-zCDP, zCDP composition). Quantiles are post-processing of the
-// noisy counts: descend from the top, at each node into the first child whose
-// cumulative (negative-clamped) count reaches q * n_hat, n_hat the noisy
-// total; interpolate linearly inside the leaf.
+// (rho / h)-zCDP, zCDP composition). Everything after the noise is
+// post-processing of the noisy counts:
+//  - aggregation (default 'honaker', as the AQ paper's AggTree): bottom-up,
+//    each node's count is combined with the sum of its children's estimates
+//    by inverse variance (Honaker 2015; Hay et al. 2010), then top-down each
+//    family of siblings is shifted equally so it sums to its parent's final
+//    estimate. The counts become consistent and have the least variance of
+//    any linear unbiased estimate. 'none' keeps the raw noisy counts and
+//    draws a node's noise only when the descent looks at it.
+//  - descent: from the root, a quantile q is located among the children's
+//    counts (negatives read as 0), and rescaled inside the child it falls in
+//    (q' = (q total - counts before) / the child's count), as dp_multiq's
+//    tree does; inside the leaf, linear interpolation.
 #ifndef DPQ_CORE_AGG_TREE_H_
 #define DPQ_CORE_AGG_TREE_H_
 
@@ -32,6 +41,7 @@ namespace dpq {
 struct AggTreeShape {
   int branching = 16;
   int height = 4;
+  bool aggregate = true;  // Honaker aggregation; post-processing only
 };
 
 // Most leaves a tree may have (memory). Not privacy-relevant.
@@ -51,6 +61,13 @@ std::vector<std::vector<int64_t>> AggTreeCounts(const double* values,
 // The noise every node gets for `budget` (kPure or kZcdp).
 StatusOr<CountNoise> AggTreeNoise(const AggTreeShape& shape,
                                   const PrivacyBudget& budget);
+
+// Honaker aggregation of noisy node counts (levels as in AggTreeCounts, every
+// node with the same noise variance): the least-variance linear unbiased
+// estimates, consistent (each parent the sum of its children). Post-
+// processing only.
+std::vector<std::vector<double>> HonakerAggregate(
+    std::vector<std::vector<double>> noisy, int branching);
 
 // One value per quantile (any quantiles in (0, 1), ascending), non-decreasing.
 StatusOr<std::vector<double>> ReleaseAggTree(

@@ -1,6 +1,7 @@
 #include "core/discrete_noise.h"
 
 #include <cmath>
+#include <numeric>
 #include <string>
 
 namespace dpq {
@@ -43,6 +44,11 @@ StatusOr<Rational> AtLeast(const char* what, double value, double limit,
       std::ceil(value * static_cast<double>(r.denominator)));
   while (r.Value() < value) ++r.numerator;
   if (r.numerator == 0) r.numerator = 1;
+  // Lowest terms: the same value, and small integers keep the samplers in
+  // 64-bit arithmetic (4 / 1 rather than 2^40 / 2^38 for a scale of 4).
+  const uint64_t divisor = std::gcd(r.numerator, r.denominator);
+  r.numerator /= divisor;
+  r.denominator /= divisor;
   return r;
 }
 
@@ -62,8 +68,151 @@ StatusOr<Rational> GaussianVarianceAtLeast(double variance) {
                  limit);
 }
 
+namespace {
+
+// Random bits one at a time from 64-bit words: the samplers below compare
+// uniforms with probabilities lazily, bit by bit, and need about two bits per
+// Bernoulli trial instead of a whole word.
+class BitReader {
+ public:
+  explicit BitReader(RandomSource& rng) : rng_(rng) {}
+  bool Bit() {
+    if (left_ == 0) {
+      word_ = rng_.NextUint64();
+      left_ = 64;
+    }
+    const bool bit = (word_ & 1) != 0;
+    word_ >>= 1;
+    --left_;
+    return bit;
+  }
+  uint64_t Bits(int count) {
+    uint64_t value = 0;
+    for (int i = 0; i < count; ++i) value = (value << 1) | (Bit() ? 1 : 0);
+    return value;
+  }
+  bool healthy() const { return rng_.healthy(); }
+  RandomSource& source() { return rng_; }
+
+ private:
+  RandomSource& rng_;
+  uint64_t word_ = 0;
+  int left_ = 0;
+};
+
+// Uniform in [0, bound), bound >= 1: rejection on the fewest bits that hold
+// bound - 1 (exact; fewer than two rounds on average).
+Uint128 Uniform(BitReader& bits, Uint128 bound) {
+  if (bound <= 1) return 0;
+  if (bound > ~uint64_t{0}) return UniformInteger128(bits.source(), bound);
+  const uint64_t b = static_cast<uint64_t>(bound);
+  int width = 0;
+  while (width < 64 && ((b - 1) >> width) != 0) ++width;
+  uint64_t value;
+  do {
+    value = bits.Bits(width);
+  } while (value >= b && bits.healthy());
+  return value % b;
+}
+
+// True with probability numerator / denominator: a uniform U in [0, 1) is
+// compared with p = numerator / denominator one binary digit at a time, each
+// digit of p from exact long division. `Word` holds 2 denominator.
+template <typename Word>
+bool BernoulliDigits(BitReader& bits, Word remainder, Word denominator) {
+  while (bits.healthy()) {
+    remainder <<= 1;
+    const bool p_bit = remainder >= denominator;
+    if (p_bit) remainder -= denominator;
+    const bool u_bit = bits.Bit();
+    if (u_bit != p_bit) return p_bit;  // U's digit 0 where p's is 1: U < p
+    if (remainder == 0) return false;  // p's digits end: U >= p
+  }
+  return false;
+}
+
+// denominator <= 2^127; 64-bit words when it fits in 63 bits (WASM emulates
+// 128-bit arithmetic).
+bool Bernoulli(BitReader& bits, Uint128 numerator, Uint128 denominator) {
+  if (numerator == 0) return false;
+  if (numerator >= denominator) return true;
+  if (denominator < (Uint128{1} << 63)) {
+    return BernoulliDigits<uint64_t>(bits, static_cast<uint64_t>(numerator),
+                                     static_cast<uint64_t>(denominator));
+  }
+  return BernoulliDigits<Uint128>(bits, numerator, denominator);
+}
+
+bool ExpMinus(BitReader& bits, Uint128 numerator, Uint128 denominator) {
+  // gamma > 1: exp(-gamma) = exp(-1)^floor(gamma) * exp(-(gamma mod 1)); stop
+  // at the first failure, so the loop is short whatever floor(gamma) is.
+  while (numerator > denominator) {
+    if (!ExpMinus(bits, 1, 1)) return false;
+    numerator -= denominator;
+  }
+  // gamma in [0, 1]: the smallest K with Bernoulli(gamma / K) = 0 is odd with
+  // probability exp(-gamma) (CKS 2020, Algorithm 1).
+  uint64_t k = 1;
+  while (Bernoulli(bits, numerator, denominator * k)) {
+    ++k;
+    if (!bits.healthy()) break;
+  }
+  return k % 2 == 1;
+}
+
+int64_t DiscreteLaplace(BitReader& bits, const Rational& scale) {
+  // P(x) proportional to exp(-|x| s / t) with scale = t / s (CKS Algorithm 2).
+  const uint64_t t = scale.numerator;
+  const uint64_t s = scale.denominator;
+  while (bits.healthy()) {
+    const uint64_t u = static_cast<uint64_t>(Uniform(bits, t));
+    if (!ExpMinus(bits, u, t)) continue;
+    uint64_t v = 0;
+    while (ExpMinus(bits, 1, 1) && bits.healthy()) ++v;
+    // x = u + t v is exponential in x / t; v > 2^23 has probability below
+    // e^-8000000 and is redrawn so that x fits 64 bits.
+    if (v > (uint64_t{1} << 23)) continue;
+    const uint64_t x = u + t * v;
+    const uint64_t y = x / s;
+    const bool negative = bits.Bit();
+    if (negative && y == 0) continue;
+    return negative ? -static_cast<int64_t>(y) : static_cast<int64_t>(y);
+  }
+  return 0;
+}
+
+int64_t DiscreteGaussian(BitReader& bits, const Rational& variance) {
+  // CKS Algorithm 3: discrete Laplace proposals with scale t = floor(sigma)+1,
+  // accepted with probability exp(-(|y| - sigma^2 / t)^2 / (2 sigma^2)).
+  const uint64_t num = variance.numerator;
+  const uint64_t den = variance.denominator;
+  const uint64_t t =
+      static_cast<uint64_t>(std::floor(std::sqrt(variance.Value()))) + 1;
+  const Rational proposal{t, 1};
+  while (bits.healthy()) {
+    const int64_t y = DiscreteLaplace(bits, proposal);
+    const uint64_t magnitude = static_cast<uint64_t>(y < 0 ? -y : y);
+    // |y| above 2^34 has probability below exp(-2^13) here; redrawn so that
+    // the numerator below fits 128 bits.
+    if (magnitude > (uint64_t{1} << 34)) continue;
+    // gamma = (|y| den t - num)^2 / (2 num den t^2), all in integers.
+    const Uint128 scaled = static_cast<Uint128>(magnitude) * den * t;
+    const Uint128 difference = scaled >= num ? scaled - num : num - scaled;
+    const Uint128 numerator = difference * difference;
+    const Uint128 denominator = static_cast<Uint128>(2) * num * den * t * t;
+    if (ExpMinus(bits, numerator, denominator)) return y;
+  }
+  return 0;
+}
+
+}  // namespace
+
 Uint128 UniformInteger128(RandomSource& rng, Uint128 bound) {
   if (bound <= 1) return 0;  // callers pass bound >= 1
+  // Native 64-bit rejection when the bound fits (WASM emulates 128 bits).
+  if (bound <= ~uint64_t{0}) {
+    return UniformInteger(rng, static_cast<uint64_t>(bound));
+  }
   const Uint128 max = ~static_cast<Uint128>(0);
   const Uint128 limit = max - max % bound;
   Uint128 value;
@@ -75,75 +224,37 @@ Uint128 UniformInteger128(RandomSource& rng, Uint128 bound) {
 
 bool BernoulliRational(RandomSource& rng, Uint128 numerator,
                        Uint128 denominator) {
-  return UniformInteger128(rng, denominator) < numerator;
+  BitReader bits(rng);
+  return Bernoulli(bits, numerator, denominator);
 }
 
 bool BernoulliExpMinus(RandomSource& rng, Uint128 numerator,
                        Uint128 denominator) {
-  // gamma > 1: exp(-gamma) = exp(-1)^floor(gamma) * exp(-(gamma mod 1)); stop
-  // at the first failure, so the loop is short whatever floor(gamma) is.
-  while (numerator > denominator) {
-    if (!BernoulliExpMinus(rng, 1, 1)) return false;
-    numerator -= denominator;
-  }
-  // gamma in [0, 1]: the smallest K with Bernoulli(gamma / K) = 0 is odd with
-  // probability exp(-gamma) (CKS 2020, Algorithm 1).
-  uint64_t k = 1;
-  while (BernoulliRational(rng, numerator, denominator * k)) {
-    ++k;
-    if (!rng.healthy()) break;
-  }
-  return k % 2 == 1;
+  BitReader bits(rng);
+  return ExpMinus(bits, numerator, denominator);
 }
 
 int64_t SampleDiscreteLaplace(RandomSource& rng, const Rational& scale) {
-  // P(x) proportional to exp(-|x| s / t) with scale = t / s (CKS Algorithm 2).
-  const uint64_t t = scale.numerator;
-  const uint64_t s = scale.denominator;
-  while (rng.healthy()) {
-    const uint64_t u = static_cast<uint64_t>(UniformInteger128(rng, t));
-    if (!BernoulliExpMinus(rng, u, t)) continue;
-    uint64_t v = 0;
-    while (BernoulliExpMinus(rng, 1, 1) && rng.healthy()) ++v;
-    // x = u + t v is exponential in x / t; v > 2^23 has probability below
-    // e^-8000000 and is redrawn so that x fits 64 bits.
-    if (v > (uint64_t{1} << 23)) continue;
-    const uint64_t x = u + t * v;
-    const uint64_t y = x / s;
-    const bool negative = BernoulliRational(rng, 1, 2);
-    if (negative && y == 0) continue;
-    return negative ? -static_cast<int64_t>(y) : static_cast<int64_t>(y);
-  }
-  return 0;
+  BitReader bits(rng);
+  return DiscreteLaplace(bits, scale);
 }
 
 int64_t SampleDiscreteGaussian(RandomSource& rng, const Rational& variance) {
-  // CKS Algorithm 3: discrete Laplace proposals with scale t = floor(sigma)+1,
-  // accepted with probability exp(-(|y| - sigma^2 / t)^2 / (2 sigma^2)).
-  const uint64_t num = variance.numerator;
-  const uint64_t den = variance.denominator;
-  const uint64_t t =
-      static_cast<uint64_t>(std::floor(std::sqrt(variance.Value()))) + 1;
-  const Rational proposal{t, 1};
-  while (rng.healthy()) {
-    const int64_t y = SampleDiscreteLaplace(rng, proposal);
-    const uint64_t magnitude = static_cast<uint64_t>(y < 0 ? -y : y);
-    // |y| above 2^34 has probability below exp(-2^13) here; redrawn so that
-    // the numerator below fits 128 bits.
-    if (magnitude > (uint64_t{1} << 34)) continue;
-    // gamma = (|y| den t - num)^2 / (2 num den t^2), all in integers.
-    const Uint128 scaled = static_cast<Uint128>(magnitude) * den * t;
-    const Uint128 difference = scaled >= num ? scaled - num : num - scaled;
-    const Uint128 numerator = difference * difference;
-    const Uint128 denominator = static_cast<Uint128>(2) * num * den * t * t;
-    if (BernoulliExpMinus(rng, numerator, denominator)) return y;
-  }
-  return 0;
+  BitReader bits(rng);
+  return DiscreteGaussian(bits, variance);
 }
 
 int64_t CountNoise::Sample(RandomSource& rng) const {
   return kind == Kind::kLaplace ? SampleDiscreteLaplace(rng, parameter)
                                 : SampleDiscreteGaussian(rng, parameter);
+}
+
+void CountNoise::AddTo(std::vector<int64_t>* counts, RandomSource& rng) const {
+  BitReader bits(rng);
+  for (int64_t& count : *counts) {
+    count += kind == Kind::kLaplace ? DiscreteLaplace(bits, parameter)
+                                    : DiscreteGaussian(bits, parameter);
+  }
 }
 
 double CountNoise::Pmf(int64_t x) const {

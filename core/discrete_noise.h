@@ -8,6 +8,7 @@
 #define DPQ_CORE_DISCRETE_NOISE_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "core/privacy.h"
 #include "core/random.h"
@@ -63,6 +64,9 @@ struct CountNoise {
   Rational parameter;  // the scale (Laplace) or the variance (Gaussian)
 
   int64_t Sample(RandomSource& rng) const;
+  // Adds independent noise to every count, sharing random words between
+  // draws (the samplers use about 30 bits per draw).
+  void AddTo(std::vector<int64_t>* counts, RandomSource& rng) const;
   double Pmf(int64_t x) const;
 };
 // `share` must be kPure or kZcdp.

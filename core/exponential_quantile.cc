@@ -17,6 +17,33 @@ double LogAdd(double a, double b) {
   return a + std::log1p(std::exp(b - a));
 }
 
+// The end of the run of `cell` that starts at index `begin` of cells[0, n):
+// galloping, so a run of length r costs O(log r), not O(log n).
+size_t RunEnd(const double* cells, size_t begin, size_t n, double cell) {
+  size_t step = 1;
+  size_t known = begin;  // cells[known] == cell
+  while (known + step < n && cells[known + step] == cell) {
+    known += step;
+    step *= 2;
+  }
+  return static_cast<size_t>(
+      std::upper_bound(cells + known, cells + std::min(n, known + step), cell) -
+      cells);
+}
+
+// The start of the run of `cell` that ends just before index `end`.
+size_t RunStart(const double* cells, size_t end, double cell) {
+  size_t step = 1;
+  size_t known = end - 1;  // cells[known] == cell
+  while (known >= step && cells[known - step] == cell) {
+    known -= step;
+    step *= 2;
+  }
+  const size_t from = known >= step ? known - step : 0;
+  return static_cast<size_t>(
+      std::lower_bound(cells + from, cells + known, cell) - cells);
+}
+
 // A piece of the output range with one formula for its mass: empty grid
 // points [first, last] (records == 0) standing for rank `below`, or one
 // occupied point `first` holding `records` records above `below` others.
@@ -27,6 +54,10 @@ struct Segment {
   size_t records = 0;
   double log_mass = kNegativeInfinity;  // in units of grid points
   size_t chosen_split = 0;  // split form: the sub-gap drawn inside the point
+  // Split form, one record: its sub-point; the sub-gap is drawn only if the
+  // point is chosen. -1 otherwise.
+  double lone_position = -1;
+  double weight = 0;  // in a band: the mass relative to the band's base
 };
 
 // Walks the segments of a problem from one record index outward. Upward
@@ -75,8 +106,7 @@ class SegmentWalker {
         return s;
       }
       const double cell = p_.cells[index_];
-      const size_t end = static_cast<size_t>(
-          std::upper_bound(p_.cells + index_, p_.cells + n, cell) - p_.cells);
+      const size_t end = RunEnd(p_.cells, index_, n, cell);
       s.first = s.last = static_cast<int64_t>(cell);
       s.below = index_;
       s.records = end - index_;
@@ -103,8 +133,7 @@ class SegmentWalker {
       return s;
     }
     const double cell = p_.cells[index_ - 1];
-    const size_t start = static_cast<size_t>(
-        std::lower_bound(p_.cells, p_.cells + index_, cell) - p_.cells);
+    const size_t start = RunStart(p_.cells, index_, cell);
     s.first = s.last = static_cast<int64_t>(cell);
     s.below = start;
     s.records = index_ - start;
@@ -195,12 +224,38 @@ SplitPoint ExponentialQuantileSampler::Sample(const QuantileProblem& problem,
                                               RandomSource& rng) const {
   const double scale = epsilon_ / (2 * QuantileSensitivity(problem.quantile));
   const size_t n = problem.count;
-  const double log_sub_points = std::log(static_cast<double>(sub_points_));
+  const double sub_points = static_cast<double>(sub_points_);
+  const double log_sub_points = std::log(sub_points);
 
-  // The mass of a segment; in the split form an occupied point also draws
-  // its sub-gaps and, given that the point is chosen, the sub-gap.
+  if (n == 0) {
+    const uint64_t points =
+        static_cast<uint64_t>(problem.last_point - problem.first_point + 1);
+    return {
+        problem.first_point + static_cast<int64_t>(UniformInteger(rng, points)),
+        0};
+  }
+
+  // A uniform sub-point in [0, K): with K = 2^32, half of a random word
+  // (the other half is kept for the next one).
+  uint64_t spare_bits = 0;
+  bool has_spare = false;
+  auto sub_point = [&]() -> double {
+    if (sub_points_ != (uint64_t{1} << 32)) {
+      return static_cast<double>(UniformInteger(rng, sub_points_));
+    }
+    if (has_spare) {
+      has_spare = false;
+      return static_cast<double>(spare_bits >> 32);
+    }
+    spare_bits = rng.NextUint64();
+    has_spare = true;
+    return static_cast<double>(spare_bits & 0xffffffffu);
+  };
+
+  // The exact log mass of any segment; in the split form an occupied point
+  // also draws its sub-gaps and, for more than one record, picks the
+  // sub-gap it would release in the same pass.
   auto measure = [&](Segment* s) {
-    if (s->first > s->last) return;
     if (s->records == 0) {
       s->log_mass = std::log(static_cast<double>(s->last - s->first + 1)) -
                     scale * problem.Distance(s->below, s->below);
@@ -208,6 +263,19 @@ SplitPoint ExponentialQuantileSampler::Sample(const QuantileProblem& problem,
     }
     if (!kSplit) {
       s->log_mass = -scale * problem.Distance(s->below, s->below + s->records);
+      return;
+    }
+    if (s->records == 1) {
+      // Sub-gaps (p + 1) and (K - 1 - p) at ranks below and below + 1; the
+      // sub-gap itself is drawn only if the point is chosen.
+      const double position = sub_point();
+      const double d0 = scale * problem.Distance(s->below, s->below);
+      const double d1 = scale * problem.Distance(s->below + 1, s->below + 1);
+      const double nearest = std::min(d0, d1);
+      const double mass = (position + 1) * std::exp(nearest - d0) +
+                          (sub_points - 1 - position) * std::exp(nearest - d1);
+      s->lone_position = position;
+      s->log_mass = std::log(mass) - log_sub_points - nearest;
       return;
     }
     // In log space (no weight underflows, whatever epsilon); a weighted
@@ -229,44 +297,111 @@ SplitPoint ExponentialQuantileSampler::Sample(const QuantileProblem& problem,
     s->log_mass = log_total - log_sub_points;
   };
 
-  if (n == 0) {
-    const uint64_t points =
-        static_cast<uint64_t>(problem.last_point - problem.first_point + 1);
-    return {
-        problem.first_point + static_cast<int64_t>(UniformInteger(rng, points)),
-        0};
-  }
-
-  // Start at the record of rank floor(q n), clamped: its point's run and the
-  // runs above go up, everything below goes down.
+  // The run holding the record of rank floor(q n) (clamped) holds the
+  // target; it is measured on its own. Above it distances grow with the
+  // rank, below it they grow as the rank falls.
   const double product = problem.quantile * static_cast<double>(n);
   const size_t start = static_cast<size_t>(
       std::min(static_cast<double>(n - 1), std::max(0.0, std::floor(product))));
   const double start_cell = problem.cells[start];
-  const size_t run_begin = problem.Below(static_cast<int64_t>(start_cell));
   const int64_t start_point = static_cast<int64_t>(start_cell);
-  SegmentWalker walkers[2] = {
-      SegmentWalker(problem, true, run_begin, start_point),
-      SegmentWalker(problem, false, run_begin, start_point - 1)};
+  const size_t run_begin = problem.Below(start_point);
+  const size_t run_end = RunEnd(problem.cells, run_begin, n, start_cell);
+  Segment start_run;
+  start_run.first = start_run.last = start_point;
+  start_run.below = run_begin;
+  start_run.records = run_end - run_begin;
+  measure(&start_run);
 
-  std::vector<Segment> visited;
-  double best = kNegativeInfinity;
-  // Visit each direction until what remains is bounded far below the best.
-  for (SegmentWalker& walker : walkers) {
+  // Each direction in bands: a run at distance d0 + o from the target
+  // (o a whole number of ranks from the direction's first rank r0) weighs
+  // (its size factor) decay^(o - band start) relative to its band's base
+  // exp(-scale (d0 + band start)): multiply-adds from a table of powers of
+  // exp(-scale), and one log per band.
+  struct Band {
+    double log_base;
+    double mass;
+    size_t begin;
+    size_t end;
+  };
+  std::vector<Segment> segments;
+  segments.reserve(256);
+  std::vector<Band> bands;
+  const double ratio = std::exp(-scale);
+  std::vector<double> decay = {1.0};
+  auto power = [&](size_t i) {
+    while (decay.size() <= i) decay.push_back(decay.back() * ratio);
+    return decay[i];
+  };
+  const size_t width = static_cast<size_t>(
+      std::max(1.0, std::min(4096.0, std::floor(30.0 / scale))));
+
+  SegmentWalker walkers[2] = {
+      SegmentWalker(problem, true, run_end, start_point + 1),
+      SegmentWalker(problem, false, run_begin, start_point - 1)};
+  const size_t first_rank[2] = {run_end, run_begin};
+  double best = start_run.log_mass;
+  for (int d = 0; d < 2; ++d) {
+    const bool up = d == 0;
+    const size_t r0 = first_rank[d];
+    const double d0 = problem.Distance(r0, r0);
+    size_t band_start = 0;
+    bool open = false;
+    SegmentWalker& walker = walkers[d];
+    // Stop once log(points left) - scale d < best - margin; with all points
+    // of the range in place of those left (a looser bound, no log per run).
+    const double log_points = std::log(walker.points_left());
+    double stop_distance = (log_points - best + tail_log_margin_) / scale;
     while (!walker.done()) {
-      const double bound =
-          std::log(walker.points_left()) -
-          scale * problem.Distance(walker.next_rank(), walker.next_rank());
-      if (bound < best - tail_log_margin_) break;
+      if (problem.Distance(walker.next_rank(), walker.next_rank()) >
+          stop_distance) {
+        break;
+      }
       Segment s = walker.Next();
-      measure(&s);
-      if (s.log_mass == kNegativeInfinity) continue;
-      best = std::max(best, s.log_mass);
-      visited.push_back(s);
+      if (s.first > s.last) continue;
+      size_t offset;
+      double weight;
+      if (s.records == 0) {
+        offset = up ? s.below - r0 : r0 - s.below;
+        weight = static_cast<double>(s.last - s.first + 1);
+      } else if (!kSplit) {
+        offset = up ? s.below - r0 : r0 - (s.below + s.records);
+        weight = 1;
+      } else if (s.records == 1) {
+        // Sub-gaps at offsets o (the nearer rank) and o + 1.
+        offset = up ? s.below - r0 : r0 - (s.below + 1);
+        const double position = sub_point();
+        const double below_size = position + 1;
+        const double above_size = sub_points - 1 - position;
+        weight = ((up ? below_size : above_size) +
+                  (up ? above_size : below_size) * ratio) /
+                 sub_points;
+        s.lone_position = position;
+      } else {
+        offset = up ? s.below - r0 : r0 - (s.below + s.records);
+        measure(&s);
+        weight =
+            std::exp(s.log_mass + scale * (d0 + static_cast<double>(offset)));
+      }
+      if (!open || offset >= band_start + width) {
+        if (open) {
+          const Band& last = bands.back();
+          best = std::max(best, std::log(last.mass) + last.log_base);
+          stop_distance = (log_points - best + tail_log_margin_) / scale;
+        }
+        band_start = offset - offset % width;
+        bands.push_back({-scale * (d0 + static_cast<double>(band_start)), 0,
+                         segments.size(), segments.size()});
+        open = true;
+      }
+      s.weight = weight * power(offset - band_start);
+      segments.push_back(s);
+      bands.back().mass += s.weight;
+      bands.back().end = segments.size();
     }
   }
   // What is left of each direction: an upper bound on its mass (slightly
-  // raised for the roundings of the sum), expanded only when drawn.
+  // raised for the roundings of the sum), visited only when drawn.
   double tail_bound[2];
   std::vector<Segment> tail[2];
   bool expanded[2] = {false, false};
@@ -279,46 +414,77 @@ SplitPoint ExponentialQuantileSampler::Sample(const QuantileProblem& problem,
   }
 
   auto finish = [&](const Segment& s) -> SplitPoint {
-    if (s.records > 0)
+    if (s.lone_position >= 0) {
+      // The lone record's sub-gap, by its weight given the point, relative
+      // to the nearer rank's so that neither underflows to a tie of zeros.
+      const double d0 = scale * problem.Distance(s.below, s.below);
+      const double d1 = scale * problem.Distance(s.below + 1, s.below + 1);
+      const double nearest = std::min(d0, d1);
+      const double w0 = (s.lone_position + 1) * std::exp(nearest - d0);
+      const double w1 =
+          (sub_points - 1 - s.lone_position) * std::exp(nearest - d1);
+      const bool after = UniformDouble(rng) * (w0 + w1) >= w0;
+      return {s.first, s.below + (after ? 1 : 0)};
+    }
+    if (s.records > 0) {
       return {s.first, s.below + (kSplit ? s.chosen_split : 0)};
+    }
     const uint64_t size = static_cast<uint64_t>(s.last - s.first + 1);
     return {s.first + static_cast<int64_t>(UniformInteger(rng, size)), s.below};
   };
 
-  // Rejection sampling: propose a visited segment or a tail by mass; a tail
-  // is visited in full and one of its segments accepted with probability
-  // (its mass) / (the tail's bound), else the proposal is redrawn.
+  // Proposals: the start run, the bands, the two tails, by mass. A band
+  // gives one of its runs by inverse CDF; a tail is visited in full and one
+  // of its runs accepted with probability (its mass) / (the tail's bound),
+  // else the proposal is redrawn: rejection sampling, exact for any bound.
+  std::vector<double> log_masses = {start_run.log_mass, tail_bound[0],
+                                    tail_bound[1]};
+  for (const Band& band : bands) {
+    log_masses.push_back(std::log(band.mass) + band.log_base);
+  }
+  double top = kNegativeInfinity;
+  for (double l : log_masses) top = std::max(top, l);
   for (;;) {
     double total = 0;
-    for (const Segment& s : visited) total += std::exp(s.log_mass - best);
-    const double tail_mass[2] = {std::exp(tail_bound[0] - best),
-                                 std::exp(tail_bound[1] - best)};
-    const double threshold =
-        UniformDouble(rng) * (total + tail_mass[0] + tail_mass[1]);
+    for (double l : log_masses) total += std::exp(l - top);
+    const double threshold = UniformDouble(rng) * total;
     double cumulative = 0;
-    for (const Segment& s : visited) {
-      cumulative += std::exp(s.log_mass - best);
-      if (cumulative > threshold) return finish(s);
+    size_t item = log_masses.size() - 1;
+    for (size_t i = 0; i < log_masses.size(); ++i) {
+      const double mass = std::exp(log_masses[i] - top);
+      if (mass > 0) item = i;  // a rounding shortfall: the last possible one
+      cumulative += mass;
+      if (cumulative > threshold) break;
     }
-    int d = cumulative + tail_mass[0] > threshold ? 0 : 1;
-    if (tail_mass[d] == 0) {
-      // A rounding shortfall: the last visited segment, or the other tail.
-      if (!visited.empty() && tail_mass[1 - d] == 0)
-        return finish(visited.back());
-      d = 1 - d;
+    if (item == 0) return finish(start_run);
+    if (item >= 3) {
+      const Band& band = bands[item - 3];
+      const double inside = UniformDouble(rng) * band.mass;
+      double running = 0;
+      size_t chosen = band.end - 1;
+      for (size_t i = band.begin; i < band.end; ++i) {
+        running += segments[i].weight;
+        if (running > inside) {
+          chosen = i;
+          break;
+        }
+      }
+      return finish(segments[chosen]);
     }
+    const int d = static_cast<int>(item) - 1;
     if (!expanded[d]) {
       while (!walkers[d].done()) {
         Segment s = walkers[d].Next();
+        if (s.first > s.last) continue;
         measure(&s);
         if (s.log_mass != kNegativeInfinity) tail[d].push_back(s);
       }
       expanded[d] = true;
     }
-    const double accept = UniformDouble(rng) * tail_mass[d];
+    const double accept = UniformDouble(rng) * std::exp(tail_bound[d] - top);
     double inside = 0;
     for (const Segment& s : tail[d]) {
-      inside += std::exp(s.log_mass - best);
+      inside += std::exp(s.log_mass - top);
       if (inside > accept) return finish(s);
     }
   }

@@ -42,7 +42,7 @@
 // Sampling: outputs are grouped into segments (a run of empty grid points
 // between two occupied points, or one occupied point) whose mass is computed
 // exactly in log space. Segments are visited outward from the target; once
-// what lies beyond in a direction cannot reach e^-64 of the largest mass, its
+// what lies beyond in a direction cannot reach e^-24 of the largest mass, its
 // total is bounded from above and kept as a "tail" in the draw: a draw that
 // lands in a tail visits it and accepts or rejects against the bound (exact
 // rejection sampling), so every output keeps its probability, however small,
@@ -108,8 +108,9 @@ class ExponentialQuantileSampler {
                          RandomSource& rng) const;
 
   // How far below the largest segment mass (in log) a direction is bounded
-  // instead of visited. Any value is exact; 64 saves the most time. Tests
-  // lower it to exercise the tail path. Not privacy-relevant.
+  // instead of visited. Any value is exact; 24 visits little and expands a
+  // tail about once in e^24 draws. Tests lower it to exercise the tail path.
+  // Not privacy-relevant.
   void set_tail_log_margin(double margin) { tail_log_margin_ = margin; }
 
  private:

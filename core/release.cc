@@ -261,6 +261,16 @@ Status RunAggTree(Context& c, ReleaseReport* report,
   if (!height.ok()) return height.status();
   shape.branching = static_cast<int>(branching.value());
   shape.height = static_cast<int>(height.value());
+  if (const std::optional<std::string> aggregation =
+          c.options.Text("aggregation")) {
+    if (*aggregation == "none") {
+      shape.aggregate = false;
+    } else if (*aggregation != "honaker") {
+      return Status(StatusCode::kInvalidOption,
+                    "aggregation must be 'honaker' or 'none', got '" +
+                        *aggregation + "'");
+    }
+  }
   Status status = ValidateAggTreeShape(shape);
   if (!status.ok()) return status;
   return MoveInto(
@@ -303,7 +313,9 @@ const std::vector<MethodSpec>& Methods() {
        {{"jitter", true}, {"scale", false}, {"step", false}},
        RunHsJointExp},
       {"appindexp", {{"delta", false}, {"step", false}}, RunAppIndExp},
-      {"aggtree", {{"branching", false}, {"height", false}}, RunAggTree},
+      {"aggtree",
+       {{"branching", false}, {"height", false}, {"aggregation", true}},
+       RunAggTree},
       {"tree-cdf", {{"cells", false}, {"budget", true}}, RunTreeCdf},
   };
   return methods;

@@ -130,11 +130,14 @@ void CheckAqPrivacy(const std::vector<double>& quantiles, int64_t steps,
 }
 
 TEST(AqTest, PrivacyRatioBoundedForThreeQuantiles) {
-  CheckAqPrivacy({0.25, 0.5, 0.75}, 9, {0, 2, 4, 6, 8}, 3, 0.5);
-  CheckAqPrivacy({0.1, 0.3, 0.9}, 9, {0, 2, 4, 6, 8}, 3, 0.5);
+  // Two levels reach 0.92 and 0.89 of the total epsilon: both levels' new
+  // sensitivity is nearly attained at once.
+  CheckAqPrivacy({0.25, 0.5, 0.75}, 9, {0, 2, 4, 6, 8}, 3, 0.85);
+  CheckAqPrivacy({0.1, 0.3, 0.9}, 9, {0, 2, 4, 6, 8}, 3, 0.85);
 }
 
 TEST(AqTest, PrivacyRatioBoundedForThreeLevels) {
+  // Three levels on grids this small reach about half of 3 levels' sum.
   CheckAqPrivacy({0.2, 0.4, 0.6, 0.8}, 6, {0, 2, 5}, 2, 0.4);
   CheckAqPrivacy({0.1, 0.2, 0.5, 0.7, 0.9}, 5, {0, 2, 4}, 2, 0.4);
 }

@@ -92,7 +92,7 @@ TEST(JointExpTest, LogProbabilityRejectsTuplesOutsideTheOutputSpace) {
 
 // The privacy check from exact probabilities: every tuple of a small grid,
 // every neighbouring pair of small datasets, ratio <= e^eps.
-void CheckJointPrivacy(bool inverse) {
+void CheckJointPrivacy(bool inverse, double min_worst_ratio) {
   const int64_t steps = 7;
   const std::vector<double> values = {0, 2, 5, 6};
   double worst_ratio = 0;
@@ -139,15 +139,16 @@ void CheckJointPrivacy(bool inverse) {
       each(0);
     }
   }
-  EXPECT_GT(worst_ratio, 0.5);
+  EXPECT_GT(worst_ratio, min_worst_ratio);
 }
 
 TEST(JointExpTest, PrivacyRatioBoundedUnderAddRemove) {
-  CheckJointPrivacy(false);
+  // Reaches 0.99 eps: a sensitivity 10% looser than 1 - min share fails.
+  CheckJointPrivacy(false, 0.9);
 }
 
 TEST(InverseSensitivityTest, PrivacyRatioBoundedUnderReplaceOne) {
-  CheckJointPrivacy(true);
+  CheckJointPrivacy(true, 0.85);  // reaches 0.87 eps on these grids
 }
 
 TEST(InverseSensitivityTest, IsNotAddRemovePrivateAtTheSameEpsilon) {

@@ -95,6 +95,110 @@ TEST(AggTreeTest, LargeEpsilonIsAccurateAndOrdered) {
   }
 }
 
+// Solves the normal equations of least squares by Gaussian elimination.
+std::vector<double> LeastSquares(const std::vector<std::vector<double>>& a,
+                                 const std::vector<double>& y) {
+  const size_t k = a[0].size();
+  std::vector<std::vector<double>> m(k, std::vector<double>(k + 1, 0));
+  for (size_t r = 0; r < a.size(); ++r) {
+    for (size_t i = 0; i < k; ++i) {
+      for (size_t j = 0; j < k; ++j) m[i][j] += a[r][i] * a[r][j];
+      m[i][k] += a[r][i] * y[r];
+    }
+  }
+  for (size_t i = 0; i < k; ++i) {
+    for (size_t r = i + 1; r < k; ++r) {
+      const double f = m[r][i] / m[i][i];
+      for (size_t j = i; j <= k; ++j) m[r][j] -= f * m[i][j];
+    }
+  }
+  std::vector<double> x(k);
+  for (size_t i = k; i-- > 0;) {
+    double sum = m[i][k];
+    for (size_t j = i + 1; j < k; ++j) sum -= m[i][j] * x[j];
+    x[i] = sum / m[i][i];
+  }
+  return x;
+}
+
+TEST(AggTreeTest, HonakerAggregationIsTheLeastSquaresFitAndConsistent) {
+  // Every node measured once with equal variance: the best linear unbiased
+  // leaf estimates are the least-squares fit of all node counts.
+  for (int branching : {2, 3}) {
+    const int height = 3;
+    SeededRandom rng(branching);
+    std::vector<std::vector<double>> noisy(height);
+    size_t size = 1;
+    for (int level = 0; level < height; ++level) size *= branching;
+    for (int level = 0; level < height; ++level) {
+      for (size_t j = 0; j < size; ++j) {
+        noisy[level].push_back(std::floor(40 * UniformDouble(rng)) - 5);
+      }
+      size /= branching;
+    }
+    const auto estimate = HonakerAggregate(noisy, branching);
+    // Design matrix: a node's row has a 1 for each leaf below it.
+    const size_t leaves = noisy[0].size();
+    std::vector<std::vector<double>> a;
+    std::vector<double> y;
+    size_t span = 1;
+    for (int level = 0; level < height; ++level) {
+      for (size_t j = 0; j < noisy[level].size(); ++j) {
+        std::vector<double> row(leaves, 0);
+        for (size_t leaf = j * span; leaf < (j + 1) * span; ++leaf)
+          row[leaf] = 1;
+        a.push_back(row);
+        y.push_back(noisy[level][j]);
+      }
+      span *= branching;
+    }
+    const std::vector<double> fit = LeastSquares(a, y);
+    for (size_t leaf = 0; leaf < leaves; ++leaf) {
+      EXPECT_NEAR(estimate[0][leaf], fit[leaf], 1e-9) << branching;
+    }
+    for (int level = 1; level < height; ++level) {
+      for (size_t j = 0; j < estimate[level].size(); ++j) {
+        double sum = 0;
+        for (int c = 0; c < branching; ++c)
+          sum += estimate[level - 1][j * branching + c];
+        EXPECT_NEAR(estimate[level][j], sum, 1e-9);
+      }
+    }
+  }
+}
+
+TEST(AggTreeTest, TheRescaledDescentIsAccurateWithAndWithoutAggregation) {
+  // The paper's setting: 1,000 points of Uniform(-5, 5) in [-100, 100],
+  // eps = 1, the median. v0.1's absolute-remainder descent gave 33 ranks on
+  // average here and dp_multiq's plain tree 11.7; both trees now give about
+  // 8. (With 16 children a node's own count dominates its children's sum, so
+  // aggregation changes little at these sizes.)
+  SeededRandom data_rng(7);
+  std::vector<double> values;
+  for (int i = 0; i < 1000; ++i) {
+    values.push_back(-5 + 10 * UniformDouble(data_rng));
+  }
+  std::vector<double> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  for (bool aggregate : {true, false}) {
+    AggTreeShape shape;
+    shape.aggregate = aggregate;
+    SeededRandom rng(aggregate ? 11 : 12);
+    double total = 0;
+    const int trials = 100;
+    for (int t = 0; t < trials; ++t) {
+      const auto released =
+          ReleaseAggTree(values.data(), values.size(), -100, 100, {0.5}, shape,
+                         PrivacyBudget::Pure(1), rng);
+      const double v = released.value()[0];
+      const double below =
+          std::lower_bound(sorted.begin(), sorted.end(), v) - sorted.begin();
+      total += std::fabs(below - 500) / trials;
+    }
+    EXPECT_LT(total, 11.7) << "aggregate " << aggregate;
+  }
+}
+
 TEST(AggTreeTest, RejectsBadShapes) {
   EXPECT_EQ(ValidateAggTreeShape({1, 4}).code(), StatusCode::kInvalidOption);
   EXPECT_EQ(ValidateAggTreeShape({16, 0}).code(), StatusCode::kInvalidOption);

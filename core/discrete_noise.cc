@@ -79,6 +79,7 @@ class BitReader {
   bool Bit() {
     if (left_ == 0) {
       word_ = rng_.NextUint64();
+      healthy_ = rng_.healthy();
       left_ = 64;
     }
     const bool bit = (word_ & 1) != 0;
@@ -91,13 +92,16 @@ class BitReader {
     for (int i = 0; i < count; ++i) value = (value << 1) | (Bit() ? 1 : 0);
     return value;
   }
-  bool healthy() const { return rng_.healthy(); }
+  // The source's health as of the last word read: loops stop on it without
+  // a virtual call per bit.
+  bool healthy() const { return healthy_; }
   RandomSource& source() { return rng_; }
 
  private:
   RandomSource& rng_;
   uint64_t word_ = 0;
   int left_ = 0;
+  bool healthy_ = true;
 };
 
 // Uniform in [0, bound), bound >= 1: rejection on the fewest bits that hold
@@ -143,17 +147,23 @@ bool Bernoulli(BitReader& bits, Uint128 numerator, Uint128 denominator) {
   return BernoulliDigits<Uint128>(bits, numerator, denominator);
 }
 
-bool ExpMinus(BitReader& bits, Uint128 numerator, Uint128 denominator) {
+// True with probability exp(-numerator / denominator). `Word` must hold
+// denominator * (the loop's k): uint64_t for the discrete Laplace's
+// denominators below 2^40, Uint128 for the discrete Gaussian's.
+template <typename Word>
+bool ExpMinus(BitReader& bits, Word numerator, Word denominator) {
   // gamma > 1: exp(-gamma) = exp(-1)^floor(gamma) * exp(-(gamma mod 1)); stop
   // at the first failure, so the loop is short whatever floor(gamma) is.
   while (numerator > denominator) {
-    if (!ExpMinus(bits, 1, 1)) return false;
+    if (!ExpMinus<Word>(bits, 1, 1)) return false;
     numerator -= denominator;
   }
   // gamma in [0, 1]: the smallest K with Bernoulli(gamma / K) = 0 is odd with
   // probability exp(-gamma) (CKS 2020, Algorithm 1).
-  uint64_t k = 1;
-  while (Bernoulli(bits, numerator, denominator * k)) {
+  Word k = 1;
+  while (numerator >= denominator * k ||
+         (numerator > 0 &&
+          BernoulliDigits<Word>(bits, numerator, denominator * k))) {
     ++k;
     if (!bits.healthy()) break;
   }
@@ -166,9 +176,9 @@ int64_t DiscreteLaplace(BitReader& bits, const Rational& scale) {
   const uint64_t s = scale.denominator;
   while (bits.healthy()) {
     const uint64_t u = static_cast<uint64_t>(Uniform(bits, t));
-    if (!ExpMinus(bits, u, t)) continue;
+    if (!ExpMinus<uint64_t>(bits, u, t)) continue;
     uint64_t v = 0;
-    while (ExpMinus(bits, 1, 1) && bits.healthy()) ++v;
+    while (ExpMinus<uint64_t>(bits, 1, 1) && bits.healthy()) ++v;
     // x = u + t v is exponential in x / t; v > 2^23 has probability below
     // e^-8000000 and is redrawn so that x fits 64 bits.
     if (v > (uint64_t{1} << 23)) continue;
@@ -200,7 +210,7 @@ int64_t DiscreteGaussian(BitReader& bits, const Rational& variance) {
     const Uint128 difference = scaled >= num ? scaled - num : num - scaled;
     const Uint128 numerator = difference * difference;
     const Uint128 denominator = static_cast<Uint128>(2) * num * den * t * t;
-    if (ExpMinus(bits, numerator, denominator)) return y;
+    if (ExpMinus<Uint128>(bits, numerator, denominator)) return y;
   }
   return 0;
 }
@@ -231,7 +241,7 @@ bool BernoulliRational(RandomSource& rng, Uint128 numerator,
 bool BernoulliExpMinus(RandomSource& rng, Uint128 numerator,
                        Uint128 denominator) {
   BitReader bits(rng);
-  return ExpMinus(bits, numerator, denominator);
+  return ExpMinus<Uint128>(bits, numerator, denominator);
 }
 
 int64_t SampleDiscreteLaplace(RandomSource& rng, const Rational& scale) {

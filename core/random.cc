@@ -28,11 +28,20 @@ constexpr double kTwoToMinus53 = 1.0 / 9007199254740992.0;
 
 }  // namespace
 
-SecureRandom::SecureRandom() : position_(sizeof(buffer_)) {}
+SecureRandom::SecureRandom() = default;
 
 void SecureRandom::Refill() {
-  // getentropy() serves at most 256 bytes per call, exactly our buffer.
-  if (getentropy(buffer_.data(), buffer_.size()) != 0) {
+  // Small releases read little: 256 bytes first, then the whole buffer.
+  constexpr size_t kPiece = 256;  // what POSIX getentropy() must serve
+  size_ = size_ == 0 ? kPiece : buffer_.size();
+  bool ok = getentropy(buffer_.data(), size_) == 0;
+  if (!ok) {  // more than getentropy serves at once here
+    ok = true;
+    for (size_t offset = 0; ok && offset < size_; offset += kPiece) {
+      ok = getentropy(buffer_.data() + offset, kPiece) == 0;
+    }
+  }
+  if (!ok) {
     healthy_ = false;
     buffer_.fill(0);
   }
@@ -40,7 +49,7 @@ void SecureRandom::Refill() {
 }
 
 uint64_t SecureRandom::NextUint64() {
-  if (position_ + sizeof(uint64_t) > buffer_.size()) Refill();
+  if (position_ + sizeof(uint64_t) > size_) Refill();
   uint64_t value;
   std::memcpy(&value, buffer_.data() + position_, sizeof(value));
   position_ += sizeof(value);

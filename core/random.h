@@ -25,7 +25,9 @@ class RandomSource {
 
 // The operating system's cryptographically secure generator, through
 // getentropy(): the kernel natively, crypto.getRandomValues under Emscripten
-// (wasm/entropy.js). Buffered, 256 bytes per call.
+// (wasm/entropy.js). Buffered: 256 bytes first, then 4 KiB per refill for
+// releases that draw a lot (in one call where getentropy allows it, as the
+// WebAssembly bridge does, else 256 bytes at a time).
 class SecureRandom final : public RandomSource {
  public:
   SecureRandom();
@@ -34,8 +36,9 @@ class SecureRandom final : public RandomSource {
 
  private:
   void Refill();
-  std::array<uint8_t, 256> buffer_{};
-  size_t position_;
+  std::array<uint8_t, 4096> buffer_{};
+  size_t size_ = 0;      // bytes of buffer_ in use
+  size_t position_ = 0;  // next unread byte
   bool healthy_ = true;
 };
 

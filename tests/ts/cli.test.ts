@@ -83,6 +83,21 @@ describe('dp-quantiles CLI', () => {
 });
 
 describe('dp-quantiles CLI method options', () => {
+  it('takes --step and reports rank errors counting ties', () => {
+    const integers = writeCsv('hours.csv', `hours\n${Array.from({ length: 400 }, (_, i) => (i % 2 ? 40 : i % 97)).join('\n')}\n`);
+    const result = JSON.parse(execFileSync(process.execPath, [
+      cli, integers, '--column', 'hours', '--lower', '0', '--upper', '100',
+      '--epsilon', '1', '--quantiles', '0.5', '--step', '1', '--show-true',
+    ], { encoding: 'utf8' }));
+    expect(result.quantiles[0].value).toBe(40);
+    expect(result.quantiles[0].true).toBe(40);
+    expect(result.quantiles[0].rankError).toBe(0);
+    const bad = run([integers, '--column', 'hours', '--lower', '0', '--upper', '100', '--epsilon', '1', '--step', '-1']);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain('INVALID_OPTION');
+    expect(bad.stderr).toContain('step');
+  });
+
   it('passes --option values to the method', () => {
     const result = run([
       good, '--column', 'score', '--lower', '0', '--upper', '100', '--epsilon', '1',

@@ -111,6 +111,41 @@ describe('method options', () => {
     expect(code(() => dpq.quantiles(values, { lower: 0, upper: 1, quantiles: [0.5], rho: 1, method: 'appindexp', delta: 1e-6 }))).toBe('INVALID_OPTION');
   });
 
+  it('step: integer data give integer releases and an atom is released as itself', () => {
+    // Half the values on 40, the rest integers spread over [0, 100].
+    const values = Array.from({ length: 1000 }, (_, i) => (i % 2 ? 40 : (i * 37) % 101));
+    let exact = 0;
+    for (let trial = 0; trial < 100; trial++) {
+      const [median] = dpq.quantiles(values, { lower: 0, upper: 100, quantiles: [0.5], epsilon: 1, step: 1 });
+      if (median === 40) exact++;
+    }
+    expect(exact).toBeGreaterThanOrEqual(95);
+    for (const method of ['aq', 'appindexp', 'jointexp', 'inverse-sensitivity', 'hs-jointexp'] as const) {
+      const out = dpq.quantiles(values, { ...base, method, step: 1 });
+      for (const v of out) expect(Number.isInteger(v)).toBe(true);
+    }
+    const sample = dpq.sanitize(values, { lower: 0, upper: 100, epsilon: 1, size: 20, step: 5 });
+    for (const v of sample) expect(v % 5).toBe(0);
+    for (const step of [0, -1, Number.NaN, 1e-300]) {
+      expect(code(() => dpq.quantiles(values, { ...base, step }))).toBe('INVALID_OPTION');
+    }
+    expect(code(() => dpq.sanitize(values, { lower: 0, upper: 1, epsilon: 1, step: -1 }))).toBe('INVALID_OPTION');
+    // The trees keep their own grids.
+    // @ts-expect-error: aggtree takes no step
+    expect(code(() => dpq.quantiles(values, { ...base, method: 'aggtree', step: 1 }))).toBe('INVALID_OPTION');
+  });
+
+  it('aggtree: aggregation honaker (default) or none, both accurate', () => {
+    const values = lcgData(5000, 8);
+    const sorted = Float64Array.from(values).sort();
+    for (const aggregation of ['honaker', 'none'] as const) {
+      const out = dpq.quantiles(values, { ...base, method: 'aggtree', aggregation, epsilon: 1e3 });
+      base.quantiles.forEach((q, i) => expect(rankError(sorted, q, out[i])).toBeLessThanOrEqual(25));
+    }
+    // @ts-expect-error: not an aggregation
+    expect(code(() => dpq.quantiles(values, { ...base, method: 'aggtree', aggregation: 'hay' }))).toBe('INVALID_OPTION');
+  });
+
   it('refuse a joint table too large for memory with TOO_LARGE', () => {
     const quantiles = Array.from({ length: 200 }, (_, i) => (i + 1) / 201);
     expect(code(() => dpq.quantiles(lcgData(100_000, 5), { ...base, quantiles, method: 'jointexp' }))).toBe('TOO_LARGE');

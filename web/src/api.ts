@@ -85,6 +85,12 @@ export interface AggTreeOptions extends BaseQuantilesOptions {
   branching?: number;
   /** Levels below the root, 1..24; default 4 (16^4 leaves). */
   height?: number;
+  /**
+   * `'honaker'` (default): consistent least-squares counts (the AQ paper's
+   * AggTree). `'none'`: raw noisy counts, noise drawn only where the descent
+   * looks (much faster).
+   */
+  aggregation?: 'honaker' | 'none';
 }
 /** Binary-tree CDF made monotone by isotonic regression. */
 export interface TreeCdfOptions extends BaseQuantilesOptions {

@@ -31,8 +31,8 @@ prints the private quantiles of one column as JSON.
   --step        public output resolution: values are lower + k * step
                 (e.g. 1 for integer data, so an atom at 40 prints as 40)
   --option      a method option, repeatable: delta=1e-6, branching=16,
-                height=4, cells=1024, budget=min-variance, jitter=gaussian,
-                scale=0.01
+                height=4, aggregation=none, cells=1024, budget=min-variance,
+                jitter=gaussian, scale=0.01
   --seed        reproducible noise, NOT private: for tests only
   --no-header   the first row is data
   --show-true   also print the true quantiles and rank errors (ties

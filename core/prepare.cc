@@ -33,6 +33,11 @@ OutputGrid OutputGrid::ForBounds(double lower, double upper) {
   return OutputGrid(lower, upper, steps);
 }
 
+OutputGrid OutputGrid::Default(double lower, double upper) {
+  const OutputGrid finest = ForBounds(lower, upper);
+  return OutputGrid(lower, upper, std::min(finest.steps(), kDefaultGridSteps));
+}
+
 StatusOr<OutputGrid> OutputGrid::WithStep(double lower, double upper,
                                           double step) {
   if (!std::isfinite(step) || !(step > 0)) {

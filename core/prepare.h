@@ -19,14 +19,20 @@ constexpr size_t kMaxQuantiles = size_t{1} << 20;
 // Most steps an output grid has: keeps every index and every count of
 // indices exact in a double. Not privacy-relevant.
 constexpr int64_t kMaxGridSteps = int64_t{1} << 52;
+// Steps of a release's default grid (no `step` given): a resolution of
+// 10^-6 of the range. Finer grids make the gap beside an atom so wide
+// (ln(its points) / scale ranks of pull) that quantiles inside an atom's
+// edge miss it; measured in docs/experiments. Public; any value is private.
+constexpr int64_t kDefaultGridSteps = int64_t{1} << 20;
 
 // Mechanisms release points of a public grid over [lower, upper], never
 // arbitrary doubles. The exponential mechanism then runs over a finite,
 // data-independent output set, so the low bits of a release cannot reveal a
 // data point (the failure Mironov 2012 showed for naive floating-point
-// noise). The grid depends only on public parameters: by default 2^k steps,
-// as many as doubles can tell apart near the bounds, at most 2^52; with a
-// public `step`, the points lower + k step (and upper as the last point).
+// noise). The grid depends only on public parameters: for releases by
+// default 2^20 steps (fewer where doubles cannot tell that many apart near
+// the bounds); with a public `step`, the points lower + k step (and upper as
+// the last point). Streams sketch on the finest grid, up to 2^52 steps.
 //
 // Grid points are 0..steps. The release path maps each record to its nearest
 // point (PointOf), so records equal to a bound, or on a step grid to a
@@ -38,6 +44,9 @@ class OutputGrid {
   // The grid ForBounds picks: 2^k steps, each at least 4 ulps of the largest
   // magnitude involved, so ValueAt is strictly increasing.
   static OutputGrid ForBounds(double lower, double upper);
+  // A release's grid without a `step`: ForBounds's, coarsened to at most
+  // kDefaultGridSteps steps.
+  static OutputGrid Default(double lower, double upper);
   // The grid of a public step: lower + k step for k < steps and upper at
   // k = steps, steps = ceil((upper - lower) / step) (a ratio within 10^-9 of
   // a whole number counts as that number). INVALID_OPTION for a step that is

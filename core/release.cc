@@ -79,12 +79,12 @@ StatusOr<int64_t> WholeOption(const Options& options, const char* name,
   return static_cast<int64_t>(*value);
 }
 
-// The release grid over [lower, upper]: the public `step`'s, or the finest.
+// The release grid over [lower, upper]: the public `step`'s, or the default.
 StatusOr<OutputGrid> ReleaseGrid(const Context& c) {
   if (const std::optional<double> step = c.options.Number("step")) {
     return OutputGrid::WithStep(c.request.lower, c.request.upper, *step);
   }
-  return OutputGrid::ForBounds(c.request.lower, c.request.upper);
+  return OutputGrid::Default(c.request.lower, c.request.upper);
 }
 
 // Sorts the records and maps them to their grid points: the prepared form.
@@ -237,6 +237,8 @@ Status RunHsJointExp(Context& c, ReleaseReport* report,
     return RunJoint(c, report, values, OutputGrid(low, high, steps, step),
                     grid.value(), offset, false);
   }
+  // The jitter (2^-20 of the range by default) needs a grid much finer than
+  // itself: without a step, the finest.
   const OutputGrid widened = OutputGrid::ForBounds(low, high);
   return RunJoint(c, report, values, widened, widened, 0, false);
 }

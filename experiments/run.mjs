@@ -185,7 +185,9 @@ for (const dataset of datasets()) {
           const released = dpq.quantiles(points, {
             lower, upper, quantiles, seed: trial * 7919 + m, ...budget, ...variant.options,
           });
-          const tie = variant.options.step !== undefined ? variant.options.step / 2 : 1e-9 * (upper - lower);
+          // Ties to the release grid's resolution: half a step, or half a
+          // step of the default 2^20-step grid.
+          const tie = (variant.options.step ?? (upper - lower) / 2 ** 20) / 2;
           const e = errors(sorted, quantiles, released, lower, upper, tie);
           totals[v].rank += e.rank / TRIALS;
           totals[v].value += e.value / TRIALS;

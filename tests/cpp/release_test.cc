@@ -331,6 +331,16 @@ TEST(ReleaseMethodsTest, EveryNewOptionsBadValuesAreErrors) {
             StatusCode::kTooLarge);
 }
 
+// 1,000 whole numbers, half of them 40, the rest spread over [0, 100].
+std::vector<double> HalfOnForty(uint64_t seed) {
+  SeededRandom rng(seed);
+  std::vector<double> data;
+  for (int i = 0; i < 1000; ++i) {
+    data.push_back(i % 2 ? 40 : std::floor(101 * UniformDouble(rng)));
+  }
+  return data;
+}
+
 TEST(StepTest, IntegerDataWithStepOneReleasesIntegersAndTheAtomItself) {
   // Half the records on 40, the rest integers spread over [0, 100]: with
   // step 1 every release is an integer and the median is exactly 40.
@@ -338,11 +348,7 @@ TEST(StepTest, IntegerDataWithStepOneReleasesIntegersAndTheAtomItself) {
        {"aq", "appindexp", "jointexp", "inverse-sensitivity", "hs-jointexp"}) {
     int exact_medians = 0;
     for (uint64_t trial = 0; trial < 100; ++trial) {
-      SeededRandom rng(1000 + trial);
-      std::vector<double> data;
-      for (int i = 0; i < 1000; ++i) {
-        data.push_back(i % 2 ? 40 : std::floor(101 * UniformDouble(rng)));
-      }
+      const std::vector<double> data = HalfOnForty(1000 + trial);
       ReleaseRequest request = BasicRequest();
       request.method = method;
       request.quantiles = {0.1, 0.5, 0.9};
@@ -363,11 +369,7 @@ TEST(StepTest, IntegerDataWithStepOneReleasesIntegersAndTheAtomItself) {
   // The AQ median alone (m = 1) at eps = 1, as a user would ask for it.
   int exact = 0;
   for (uint64_t trial = 0; trial < 100; ++trial) {
-    std::vector<double> data;
-    SeededRandom rng(3000 + trial);
-    for (int i = 0; i < 1000; ++i) {
-      data.push_back(i % 2 ? 40 : std::floor(101 * UniformDouble(rng)));
-    }
+    const std::vector<double> data = HalfOnForty(3000 + trial);
     ReleaseRequest request = BasicRequest();
     request.quantiles = {0.5};
     request.options = {{"step", 1}};

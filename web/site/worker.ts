@@ -124,15 +124,15 @@ function count(sorted: Float64Array, below: (x: number) => boolean): number {
 }
 
 // Distance from floor(q n) to the ranks a release v stands for: values
-// within `tie` of v (half a step, or the finest grid's resolution) count as
-// equal to it.
+// within `tie` of v (half a grid step) count as equal to it.
 function rankError(sorted: Float64Array, q: number, v: number, tie: number): number {
   const target = Math.floor(q * sorted.length);
   return Math.max(count(sorted, (x) => x < v - tie) - target, 0, target - count(sorted, (x) => x <= v + tie));
 }
 
+// Half a step of the release grid: the step's, or the default 2^20-step grid's.
 function tieOf(settings: ReleaseSettings): number {
-  return settings.step !== undefined ? settings.step / 2 : 1e-12 * (settings.upper - settings.lower);
+  return (settings.step ?? (settings.upper - settings.lower) / 2 ** 20) / 2;
 }
 
 async function release(settings: ReleaseSettings): Promise<void> {

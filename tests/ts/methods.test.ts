@@ -8,6 +8,8 @@ import {
   type QuantilesOptions,
 } from '../../dist/node.js';
 
+import { readFileSync } from 'node:fs';
+
 import { errorCode as code, lcgData } from './helpers.js';
 
 let dpq: DpQuantiles;
@@ -133,6 +135,31 @@ describe('method options', () => {
     // The trees keep their own grids.
     // @ts-expect-error: aggtree takes no step
     expect(code(() => dpq.quantiles(values, { ...base, method: 'aggtree', step: 1 }))).toBe('INVALID_OPTION');
+  });
+
+  it('Seattle precipitation (57% zeros): the first quartile comes out as 0', () => {
+    // The demo's first column, from the vega-datasets package.
+    const path = new URL('../../node_modules/vega-datasets/data/seattle-weather.csv', import.meta.url);
+    const [header, ...lines] = readFileSync(path, 'utf8').trim().split('\n');
+    const at = header.split(',').indexOf('precipitation');
+    const values = lines.map((line) => Number(line.split(',')[at]));
+    expect(values.filter((x) => x === 0).length / values.length).toBeGreaterThan(0.5);
+    // Exactly 0 where 0 is a grid point: the lower bound, or with a step;
+    // otherwise the default grid's nearest point (half a step, 2^-21 of the
+    // range, from 0).
+    const cases: [number, number, number | undefined, number][] = [
+      [0, 60, undefined, 0],
+      [-20, 120, 0.1, 0],
+      [-20, 120, undefined, 140 / 2 ** 21],
+    ];
+    for (const [lower, upper, step, within] of cases) {
+      let zero = 0;
+      for (let trial = 0; trial < 20; trial++) {
+        const [q1] = dpq.quantiles(values, { lower, upper, quantiles: [0.25, 0.5, 0.75], epsilon: 1, step });
+        if (Math.abs(q1) <= within) zero++;
+      }
+      expect(zero).toBeGreaterThanOrEqual(19);
+    }
   });
 
   it('aggtree: aggregation honaker (default) or none, both accurate', () => {

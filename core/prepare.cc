@@ -35,7 +35,57 @@ OutputGrid OutputGrid::ForBounds(double lower, double upper) {
 
 OutputGrid OutputGrid::Default(double lower, double upper) {
   const OutputGrid finest = ForBounds(lower, upper);
-  return OutputGrid(lower, upper, std::min(finest.steps(), kDefaultGridSteps));
+  const OutputGrid fallback(lower, upper,
+                            std::min(finest.steps(), kDefaultGridSteps));
+  const double range = upper - lower;
+  const double most = static_cast<double>(kDefaultGridSteps);
+  // The smallest e with range / 10^e <= most; 10^|e| is exact for |e| <= 22.
+  auto power = [](int k) {
+    double p = 1;
+    for (int i = 0; i < k; ++i) p *= 10;
+    return p;
+  };
+  auto spacing = [&](int k) { return k >= 0 ? power(k) : 1 / power(-k); };
+  const double estimate = std::ceil(std::log10(range / most));
+  if (!(estimate > -40 && estimate < 40)) return fallback;
+  int e = static_cast<int>(estimate);
+  while (range / spacing(e) > most) ++e;
+  while (e > -23 && range / spacing(e - 1) <= most) --e;
+  if (e < -22 || e > 22) return fallback;
+  OutputGrid grid(lower, upper, 1);
+  if (e < 0) {
+    grid.divisor_ = power(-e);
+  } else {
+    grid.multiplier_ = power(e);
+  }
+  constexpr double kExact = 4503599627370496.0;  // 2^52: exact multiples
+  const double scaled_lower = std::floor(lower / spacing(e));
+  const double scaled_upper = std::ceil(upper / spacing(e));
+  if (!(std::fabs(scaled_lower) < kExact && std::fabs(scaled_upper) < kExact)) {
+    return fallback;
+  }
+  // The last multiple at or below lower and the first at or above upper,
+  // settled on the correctly rounded values.
+  int64_t first = static_cast<int64_t>(scaled_lower);
+  while (grid.Multiple(first) > lower) --first;
+  while (grid.Multiple(first + 1) <= lower) ++first;
+  int64_t last = static_cast<int64_t>(scaled_upper);
+  while (grid.Multiple(last) < upper) ++last;
+  while (grid.Multiple(last - 1) >= upper) --last;
+  const int64_t steps = last - first;
+  // Distinct doubles: no finer than ForBounds's grid.
+  if (steps < 1 || steps > finest.steps()) return fallback;
+  grid.steps_ = steps;
+  grid.cells_per_unit_ = static_cast<double>(steps) / range;
+  grid.first_multiple_ = first;
+  return grid;
+}
+
+double OutputGrid::resolution() const {
+  if (step_ > 0) return step_;
+  if (divisor_ > 0) return 1 / divisor_;
+  if (multiplier_ > 0) return multiplier_;
+  return (upper_ - lower_) / static_cast<double>(steps_);
 }
 
 StatusOr<OutputGrid> OutputGrid::WithStep(double lower, double upper,
@@ -87,10 +137,15 @@ int64_t OutputGrid::PointOf(double x) const {
 double OutputGrid::ValueAt(int64_t j) const {
   if (j <= 0) return lower_;
   if (j >= steps_) return upper_;
-  const double value =
-      step_ > 0 ? lower_ + static_cast<double>(j) * step_
-                : lower_ + (upper_ - lower_) * (static_cast<double>(j) /
-                                                static_cast<double>(steps_));
+  double value;
+  if (divisor_ > 0 || multiplier_ > 0) {
+    value = Multiple(first_multiple_ + j);
+  } else if (step_ > 0) {
+    value = lower_ + static_cast<double>(j) * step_;
+  } else {
+    value = lower_ + (upper_ - lower_) *
+                         (static_cast<double>(j) / static_cast<double>(steps_));
+  }
   return std::min(std::max(value, lower_), upper_);
 }
 

@@ -19,10 +19,11 @@ constexpr size_t kMaxQuantiles = size_t{1} << 20;
 // Most steps an output grid has: keeps every index and every count of
 // indices exact in a double. Not privacy-relevant.
 constexpr int64_t kMaxGridSteps = int64_t{1} << 52;
-// Steps of a release's default grid (no `step` given): a resolution of
-// 10^-6 of the range. Finer grids make the gap beside an atom so wide
-// (ln(its points) / scale ranks of pull) that quantiles inside an atom's
-// edge miss it; measured in docs/experiments. Public; any value is private.
+// Most steps of a release's default grid (no `step` given): a resolution of
+// 10^-6 to 10^-5 of the range. Finer grids make the gap beside an atom so
+// wide (ln(its points) / scale ranks of pull) that quantiles inside an
+// atom's edge miss it; measured in docs/experiments. Public; any value is
+// private.
 constexpr int64_t kDefaultGridSteps = int64_t{1} << 20;
 
 // Mechanisms release points of a public grid over [lower, upper], never
@@ -44,8 +45,12 @@ class OutputGrid {
   // The grid ForBounds picks: 2^k steps, each at least 4 ulps of the largest
   // magnitude involved, so ValueAt is strictly increasing.
   static OutputGrid ForBounds(double lower, double upper);
-  // A release's grid without a `step`: ForBounds's, coarsened to at most
-  // kDefaultGridSteps steps.
+  // A release's grid without a `step`: the multiples of 10^e between the
+  // bounds, e the smallest exponent giving at most kDefaultGridSteps steps,
+  // with the bounds as end points. Round values (0, 40, 37.5) are then
+  // points, and releases print as short decimals. Where such multiples are
+  // not exact or not distinct doubles (bounds far from 0 for their range),
+  // ForBounds's grid coarsened to kDefaultGridSteps steps.
   static OutputGrid Default(double lower, double upper);
   // The grid of a public step: lower + k step for k < steps and upper at
   // k = steps, steps = ceil((upper - lower) / step) (a ratio within 10^-9 of
@@ -65,7 +70,10 @@ class OutputGrid {
   double lower() const { return lower_; }
   double upper() const { return upper_; }
   int64_t steps() const { return steps_; }
-  double step() const { return step_; }  // 0 for ForBounds's grids
+  double step() const { return step_; }  // a `step` grid's step, else 0
+  // The spacing of interior points: the step, the power of ten, or
+  // (upper - lower) / steps.
+  double resolution() const;
 
   // The largest c in [0, steps) with ValueAt(c) <= x, for x in [lower, upper].
   // Monotone non-decreasing in x, so sorted values give sorted cells.
@@ -81,11 +89,23 @@ class OutputGrid {
   // The largest j in [0, max_point] with ValueAt(j) <= x.
   int64_t FloorPoint(double x, int64_t max_point) const;
 
+  // A decimal grid's k-th multiple of 10^e, correctly rounded.
+  double Multiple(int64_t k) const {
+    return divisor_ > 0 ? static_cast<double>(k) / divisor_
+                        : static_cast<double>(k) * multiplier_;
+  }
+
   double lower_;
   double upper_;
   int64_t steps_;
   double step_;
   double cells_per_unit_;  // only for FloorPoint's first estimate
+  // Decimal grids: point j in (0, steps) is Multiple(first_multiple_ + j),
+  // 10^e = 1 / divisor_ (e < 0) or multiplier_ (e >= 0). divisor_ and
+  // multiplier_ 0 otherwise.
+  int64_t first_multiple_ = 0;
+  double divisor_ = 0;
+  double multiplier_ = 0;
 };
 
 // lower < upper, both finite, and upper - lower finite.

@@ -105,6 +105,7 @@ Status RunAq(Context& c, ReleaseReport* report, std::vector<double>* values) {
   StatusOr<OutputGrid> grid = ReleaseGrid(c);
   if (!grid.ok()) return grid.status();
   PrepareOnGrid(c.data, c.count, grid.value());
+  report->resolution = grid.value().resolution();
   report->levels = ApproximateQuantilesLevels(c.quantiles.size());
   report->mechanism_epsilon =
       ExponentialMechanismEpsilonPerPart(c.budget, report->levels);
@@ -125,6 +126,7 @@ Status RunAppIndExp(Context& c, ReleaseReport* report,
   StatusOr<OutputGrid> grid = ReleaseGrid(c);
   if (!grid.ok()) return grid.status();
   PrepareOnGrid(c.data, c.count, grid.value());
+  report->resolution = grid.value().resolution();
   report->mechanism_epsilon = ExponentialMechanismEpsilonPerPart(
       report->spent, static_cast<int>(c.quantiles.size()));
   PointsToValues(SampleAppIndExp(c.data, c.count, grid.value().steps(),
@@ -152,6 +154,7 @@ Status RunJoint(Context& c, ReleaseReport* report, std::vector<double>* values,
   const JointSampler sampler(c.data, c.count, sampling.steps(),
                              std::move(kernel));
   PointsToValues(sampler.Sample(c.rng), grid, offset, values);
+  report->resolution = grid.resolution();
   // HSJointExp's widened grid reaches beyond the bounds.
   for (double& value : *values) {
     value = std::min(std::max(value, c.request.lower), c.request.upper);

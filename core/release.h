@@ -39,6 +39,9 @@ struct ReleaseReport {
   std::string neighbouring = "add-remove";
   int levels = 0;                // AQ: recursion levels
   double mechanism_epsilon = 0;  // epsilon of each exponential mechanism run
+  // The spacing of the grid the values lie on (0 for the tree methods, whose
+  // values are interpolated). Public: it depends on the bounds and step only.
+  double resolution = 0;
 };
 
 // The method names ReleaseQuantiles accepts.

@@ -182,13 +182,13 @@ for (const dataset of datasets()) {
         const points = sample(dataset.values, 1000, random);
         const sorted = Float64Array.from(points, (x) => Math.min(Math.max(x, lower), upper)).sort();
         variants.forEach((variant, v) => {
-          const released = dpq.quantiles(points, {
+          const release = dpq.release(points, {
             lower, upper, quantiles, seed: trial * 7919 + m, ...budget, ...variant.options,
           });
-          // Ties to the release grid's resolution: half a step, or half a
-          // step of the default 2^20-step grid.
-          const tie = (variant.options.step ?? (upper - lower) / 2 ** 20) / 2;
-          const e = errors(sorted, quantiles, released, lower, upper, tie);
+          // Ties to the release grid's resolution (half a step; the trees,
+          // whose values are interpolated, have none).
+          const tie = release.resolution > 0 ? release.resolution / 2 : 1e-12 * (upper - lower);
+          const e = errors(sorted, quantiles, release.values, lower, upper, tie);
           totals[v].rank += e.rank / TRIALS;
           totals[v].value += e.value / TRIALS;
         });

@@ -30,6 +30,7 @@ struct WasmReleaseResult {
   std::string neighbouring;
   int levels = 0;
   double mechanismEpsilon = 0;
+  double resolution = 0;
 };
 
 WasmReleaseResult ToResult(const dpq::StatusOr<dpq::ReleaseReport>& report) {
@@ -57,6 +58,7 @@ WasmReleaseResult ToResult(const dpq::StatusOr<dpq::ReleaseReport>& report) {
   result.neighbouring = r.neighbouring;
   result.levels = r.levels;
   result.mechanismEpsilon = r.mechanism_epsilon;
+  result.resolution = r.resolution;
   return result;
 }
 
@@ -237,7 +239,8 @@ EMSCRIPTEN_BINDINGS(dp_quantiles) {
       .field("rho", &WasmReleaseResult::rho)
       .field("neighbouring", &WasmReleaseResult::neighbouring)
       .field("levels", &WasmReleaseResult::levels)
-      .field("mechanismEpsilon", &WasmReleaseResult::mechanismEpsilon);
+      .field("mechanismEpsilon", &WasmReleaseResult::mechanismEpsilon)
+      .field("resolution", &WasmReleaseResult::resolution);
   emscripten::function("release", &Release);
   emscripten::function("sanitize", &Sanitize);
   emscripten::function("sanitizeSize", &SanitizeSize);

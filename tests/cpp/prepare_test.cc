@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/random.h"
@@ -181,6 +183,45 @@ TEST(OutputGridTest, PointOfIsTheNearestPointAndReachesUpper) {
     previous = j;
   }
   EXPECT_EQ(fine.PointOf(3), fine.steps());
+}
+
+TEST(OutputGridTest, DefaultGridsHoldRoundValuesExactly) {
+  // [-20, 120]: multiples of 10^-3 (1.4 million steps would be too many at
+  // 10^-4).
+  OutputGrid grid = OutputGrid::Default(-20, 120);
+  EXPECT_EQ(grid.resolution(), 1e-3);
+  EXPECT_EQ(grid.steps(), 140000);
+  EXPECT_EQ(grid.ValueAt(0), -20);
+  EXPECT_EQ(grid.ValueAt(grid.steps()), 120);
+  for (double v : {0.0, 0.3, 40.0, 37.5, 119.999}) {
+    EXPECT_EQ(grid.ValueAt(grid.PointOf(v)), v) << v;
+  }
+  // Bounds that are not multiples end the grid; the multiples sit between.
+  grid = OutputGrid::Default(-0.33, 0.77);
+  EXPECT_EQ(grid.ValueAt(0), -0.33);
+  EXPECT_EQ(grid.ValueAt(1), -0.32999);  // multiples of 10^-5
+  EXPECT_EQ(grid.ValueAt(grid.steps()), 0.77);
+  EXPECT_EQ(grid.ValueAt(grid.PointOf(0.5)), 0.5);
+  // Strictly increasing and at most 2^20 steps, for ranges small and large.
+  for (auto [lower, upper] :
+       std::vector<std::pair<double, double>>{{0, 1},
+                                              {0, 60},
+                                              {-5e-9, 7e-9},
+                                              {0, 1e12},
+                                              {1e15, 1e15 + 1},
+                                              {0, 1.7976931348623157e308},
+                                              {-1e300, 1e300}}) {
+    const OutputGrid g = OutputGrid::Default(lower, upper);
+    EXPECT_LE(g.steps(), kDefaultGridSteps) << lower << " " << upper;
+    EXPECT_GE(g.steps(), 1);
+    const std::set<int64_t> points = {0, 1, g.steps() / 3, g.steps() - 1,
+                                      g.steps()};
+    double previous = -HUGE_VAL;
+    for (int64_t j : points) {
+      EXPECT_GT(g.ValueAt(j), previous) << lower << " " << upper << " " << j;
+      previous = g.ValueAt(j);
+    }
+  }
 }
 
 TEST(OutputGridTest, StepGridsReleaseMultiplesOfTheStep) {

@@ -144,22 +144,22 @@ describe('method options', () => {
     const at = header.split(',').indexOf('precipitation');
     const values = lines.map((line) => Number(line.split(',')[at]));
     expect(values.filter((x) => x === 0).length / values.length).toBeGreaterThan(0.5);
-    // Exactly 0 where 0 is a grid point: the lower bound, or with a step;
-    // otherwise the default grid's nearest point (half a step, 2^-21 of the
-    // range, from 0).
-    const cases: [number, number, number | undefined, number][] = [
-      [0, 60, undefined, 0],
-      [-20, 120, 0.1, 0],
-      [-20, 120, undefined, 140 / 2 ** 21],
-    ];
-    for (const [lower, upper, step, within] of cases) {
+    // The default grid holds round values (multiples of 10^-3 here), so the
+    // zero atom comes out as 0 whether or not 0 is a bound.
+    for (const [lower, upper] of [[0, 60], [-20, 120]]) {
       let zero = 0;
       for (let trial = 0; trial < 20; trial++) {
-        const [q1] = dpq.quantiles(values, { lower, upper, quantiles: [0.25, 0.5, 0.75], epsilon: 1, step });
-        if (Math.abs(q1) <= within) zero++;
+        const [q1] = dpq.quantiles(values, { lower, upper, quantiles: [0.25, 0.5, 0.75], epsilon: 1 });
+        if (Math.abs(q1) <= 1e-9) zero++;
       }
       expect(zero).toBeGreaterThanOrEqual(19);
     }
+    const release = dpq.release(values, { lower: -20, upper: 120, quantiles: [0.9], epsilon: 1 });
+    expect(release.resolution).toBe(0.001);
+    // Every release is a round multiple of the resolution (or a bound).
+    expect(Math.abs(release.values[0] * 1000 - Math.round(release.values[0] * 1000))).toBeLessThan(1e-6);
+    expect(dpq.release(values, { lower: 0, upper: 60, quantiles: [0.5], epsilon: 1, step: 0.1 }).resolution).toBe(0.1);
+    expect(dpq.release(values, { lower: 0, upper: 60, quantiles: [0.5], epsilon: 1, method: 'aggtree' }).resolution).toBe(0);
   });
 
   it('aggtree: aggregation honaker (default) or none, both accurate', () => {

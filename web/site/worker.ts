@@ -130,9 +130,9 @@ function rankError(sorted: Float64Array, q: number, v: number, tie: number): num
   return Math.max(count(sorted, (x) => x < v - tie) - target, 0, target - count(sorted, (x) => x <= v + tie));
 }
 
-// Half a step of the release grid: the step's, or the default 2^20-step grid's.
-function tieOf(settings: ReleaseSettings): number {
-  return (settings.step ?? (settings.upper - settings.lower) / 2 ** 20) / 2;
+// Half a step of a release's grid (the trees, interpolating, have none).
+function tieOf(release: { resolution: number }, settings: ReleaseSettings): number {
+  return release.resolution > 0 ? release.resolution / 2 : 1e-12 * (settings.upper - settings.lower);
 }
 
 async function release(settings: ReleaseSettings): Promise<void> {
@@ -161,7 +161,7 @@ async function release(settings: ReleaseSettings): Promise<void> {
     milliseconds,
     truth: {
       values: settings.quantiles.map((q) => (n === 0 ? NaN : sorted[Math.min(Math.floor(q * n), n - 1)])),
-      rankErrors: settings.quantiles.map((q, i) => rankError(sorted, q, result.values[i], tieOf(settings))),
+      rankErrors: settings.quantiles.map((q, i) => rankError(sorted, q, result.values[i], tieOf(result, settings))),
       cdf: [xs, ys],
     },
   });
@@ -257,8 +257,9 @@ async function compare(settings: ReleaseSettings, trials: number, counts: number
       const quantiles = Array.from({ length: m }, (_, i) => (i + 1) / (m + 1));
       let error = 0;
       for (let t = 0; t < trials; t++) {
-        const values = dpq.quantiles(data, optionsOf(settings, quantiles, method));
-        error += quantiles.reduce((sum, q, i) => sum + rankError(sorted, q, values[i], tieOf(settings)), 0) / m / trials;
+        const result = dpq.release(data, optionsOf(settings, quantiles, method));
+        const tie = tieOf(result, settings);
+        error += quantiles.reduce((sum, q, i) => sum + rankError(sorted, q, result.values[i], tie), 0) / m / trials;
       }
       rows.push({ method, m, meanRankError: error });
       post({ type: 'progress', done: ++done, total, label: `${method}, m = ${m}` });

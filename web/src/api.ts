@@ -147,6 +147,12 @@ export interface QuantilesRelease {
   levels: number;
   /** Epsilon each exponential mechanism ran with (0 for the tree methods). */
   mechanismEpsilon: number;
+  /**
+   * The spacing of the public grid the values lie on: the `step`, or the
+   * default grid's power of ten (e.g. 0.001 for bounds [-20, 120]); 0 for
+   * `aggtree` and `tree-cdf`, whose values are interpolated.
+   */
+  resolution: number;
 }
 
 /** The loaded library. Create it with `loadDpQuantiles()`. */
@@ -291,6 +297,7 @@ function toRelease(result: WasmReleaseResult, values: Float64Array): QuantilesRe
     neighbouring: result.neighbouring as QuantilesRelease['neighbouring'],
     levels: result.levels,
     mechanismEpsilon: result.mechanismEpsilon,
+    resolution: result.resolution,
   };
 }
 

@@ -180,10 +180,9 @@ async function main(argv: string[]): Promise<void> {
       .map((x) => Math.min(Math.max(x, options.lower), options.upper))
       .sort();
     const n = sorted.length;
-    // Values within half a grid step of a release (the step's, or the
-    // default 2^20-step grid's) count as ties: the release stands for every
-    // rank they hold.
-    const tie = (options.step ?? (options.upper - options.lower) / 2 ** 20) / 2; // half the grid step
+    // Values within half a step of the release's grid count as ties: the
+    // release stands for every rank they hold.
+    const tie = release.resolution > 0 ? release.resolution / 2 : 1e-12 * (options.upper - options.lower);
     const count = (below: (x: number) => boolean) => {
       let lo = 0;
       let hi = n;

@@ -13,6 +13,7 @@ export interface WasmReleaseResult {
   neighbouring: string;
   levels: number;
   mechanismEpsilon: number;
+  resolution: number;
 }
 
 export interface WasmReleaseSpec {

@@ -66,8 +66,8 @@ StatusOr<CountNoise> AggTreeNoise(const AggTreeShape& shape,
                                   const PrivacyBudget& budget) {
   // Each of the h levels gets 1/h of the budget at sensitivity 1.
   PrivacyBudget share = budget;
-  share.epsilon /= shape.height;
-  share.rho /= shape.height;
+  share.epsilon = DivideDown(share.epsilon, shape.height);
+  share.rho = DivideDown(share.rho, shape.height);
   return CountNoiseFor(share);
 }
 

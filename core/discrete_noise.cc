@@ -276,7 +276,9 @@ StatusOr<CountNoise> CountNoiseFor(const PrivacyBudget& share) {
   CountNoise noise;
   if (share.kind == PrivacyBudget::Kind::kZcdp) {
     noise.kind = CountNoise::Kind::kGaussian;
-    StatusOr<Rational> variance = GaussianVarianceAtLeast(1 / (2 * share.rho));
+    // 2 rho is exact; the variance is rounded up from the exact 1 / (2 rho).
+    StatusOr<Rational> variance =
+        GaussianVarianceAtLeast(ReciprocalUp(2 * share.rho));
     if (!variance.ok()) return variance.status();
     noise.parameter = variance.value();
     return noise;
@@ -285,7 +287,9 @@ StatusOr<CountNoise> CountNoiseFor(const PrivacyBudget& share) {
     return Status(StatusCode::kInvalidPrivacy,
                   "count noise takes pure epsilon or rho");
   }
-  StatusOr<Rational> scale = LaplaceScaleAtLeast(1 / share.epsilon);
+  // Rounded up from the exact 1 / epsilon: fl(1 / fl(1/3)) is exactly 3,
+  // below 1 / fl(1/3).
+  StatusOr<Rational> scale = LaplaceScaleAtLeast(ReciprocalUp(share.epsilon));
   if (!scale.ok()) return scale.status();
   noise.parameter = scale.value();
   return noise;

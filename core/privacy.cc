@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -94,20 +95,44 @@ double OptimalExponentialCompositionDelta(double epsilon_part, int parts,
   return worst;
 }
 
+double DivideDown(double numerator, double denominator) {
+  const double q = numerator / denominator;
+  // q b - a > 0 exactly means q > a / b (b > 0).
+  return std::fma(q, denominator, -numerator) > 0 ? std::nextafter(q, 0.0) : q;
+}
+
+double MultiplyDown(double a, double b) {
+  const double p = a * b;
+  return std::fma(a, b, -p) < 0 ? std::nextafter(p, 0.0) : p;
+}
+
+double SqrtDown(double x) {
+  const double r = std::sqrt(x);
+  return std::fma(r, r, -x) > 0 ? std::nextafter(r, 0.0) : r;
+}
+
+double ReciprocalUp(double x) {
+  const double r = 1 / x;
+  return std::fma(r, x, -1.0) < 0
+             ? std::nextafter(r, std::numeric_limits<double>::infinity())
+             : r;
+}
+
 double ExponentialMechanismEpsilonPerPart(const PrivacyBudget& budget,
                                           int parts) {
   switch (budget.kind) {
     case PrivacyBudget::Kind::kPure:
-      return budget.epsilon / parts;
+      return DivideDown(budget.epsilon, parts);
     case PrivacyBudget::Kind::kZcdp:
-      return std::sqrt(8.0 * budget.rho / parts);
+      // 8 rho is exact (a power of two), unless it overflows to infinity.
+      return SqrtDown(DivideDown(8.0 * budget.rho, parts));
     case PrivacyBudget::Kind::kApprox:
       break;
   }
   // Basic composition already meets (epsilon, 0); the delta buys a larger
   // per-part epsilon. The delta is increasing in the per-part epsilon, so
   // bisect and keep the lower end, which always satisfies the target.
-  double low = budget.epsilon / parts;
+  double low = DivideDown(budget.epsilon, parts);
   double high = budget.epsilon;
   if (OptimalExponentialCompositionDelta(high, parts, budget.epsilon) <=
       budget.delta) {

@@ -48,6 +48,15 @@ StatusOr<PrivacyBudget> WithDelta(const PrivacyBudget& budget, double delta);
 //  - (epsilon, delta): the optimal composition of `parts` non-adaptive
 //    exponential mechanisms (Dong, Durfee and Rogers 2020, Theorem 3), by
 //    bisection on the per-part epsilon; never below epsilon / parts.
+// Directed rounding for budget arithmetic (privacy-relevant): a share of a
+// budget must never round above its exact value, and a noise scale never
+// below. Each returns the double next to the correctly rounded result on the
+// safe side when that result fell on the unsafe one (checked exactly by fma).
+double DivideDown(double numerator, double denominator);  // <= a / b
+double MultiplyDown(double a, double b);                  // <= a b
+double SqrtDown(double x);                                // <= sqrt(x)
+double ReciprocalUp(double x);                            // >= 1 / x
+
 double ExponentialMechanismEpsilonPerPart(const PrivacyBudget& budget,
                                           int parts);
 

@@ -25,6 +25,7 @@ inline void QuarterRound(std::array<uint32_t, 16>& s, int a, int b, int c,
 }
 
 constexpr double kTwoToMinus53 = 1.0 / 9007199254740992.0;
+constexpr double kTwoToMinus52 = 1.0 / 4503599627370496.0;
 
 }  // namespace
 
@@ -113,7 +114,8 @@ double UniformDouble(RandomSource& rng) {
 }
 
 double UniformOpenDouble(RandomSource& rng) {
-  return (static_cast<double>(rng.NextUint64() >> 11) + 0.5) * kTwoToMinus53;
+  // 52 bits: (k + 1/2) 2^-52 <= 1 - 2^-53, a double below 1.
+  return (static_cast<double>(rng.NextUint64() >> 12) + 0.5) * kTwoToMinus52;
 }
 
 uint64_t UniformInteger(RandomSource& rng, uint64_t bound) {

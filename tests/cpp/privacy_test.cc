@@ -4,6 +4,11 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
+
+#include "core/agg_tree.h"
+#include "core/discrete_noise.h"
+#include "core/tree_cdf.h"
 
 namespace dpq {
 namespace {
@@ -49,6 +54,70 @@ TEST(PrivacyBudgetTest, ExponentialMechanismSplits) {
       ExponentialMechanismEpsilonPerPart(PrivacyBudget::Zcdp(0.5), 4);
   EXPECT_DOUBLE_EQ(epsilon, 1.0);
   EXPECT_DOUBLE_EQ(4 * epsilon * epsilon / 8, 0.5);
+}
+
+// a / b <= c exactly (b, c > 0): fma gives the sign of a - b c exactly.
+bool AtMostQuotient(double c, double a, double b) {
+  return std::fma(-c, b, a) >= 0;
+}
+
+TEST(DirectedRoundingTest, SharesRoundDownAndScalesUp) {
+  for (double epsilon : {1.0 / 3.0, 0.1, 0.7, 1e-7, 3.0, 1e300}) {
+    for (int parts : {3, 7, 10, 24}) {
+      const double share = DivideDown(epsilon, parts);
+      EXPECT_TRUE(AtMostQuotient(share, epsilon, parts)) << epsilon << parts;
+      EXPECT_GT(share, 0.999999 * epsilon / parts);
+      const double root = SqrtDown(epsilon);
+      EXPECT_LE(std::fma(root, root, -epsilon), 0);
+    }
+    const double scale = ReciprocalUp(epsilon);
+    EXPECT_GE(std::fma(scale, epsilon, -1.0), 0) << epsilon;
+  }
+  // The case the review found: fl(1 / fl(1/3)) is exactly 3, below the scale
+  // 1 / fl(1/3) that epsilon = fl(1/3) needs.
+  EXPECT_EQ(1 / (1.0 / 3.0), 3.0);
+  EXPECT_GT(ReciprocalUp(1.0 / 3.0), 3.0);
+}
+
+// num / den >= 1 / epsilon exactly, i.e. num epsilon >= den.
+bool ScaleAtLeastReciprocal(const Rational& r, double epsilon) {
+  const double n = static_cast<double>(r.numerator);
+  const double product = n * epsilon;
+  const double error = std::fma(n, epsilon, -product);
+  const double d = static_cast<double>(r.denominator);
+  return product > d || (product == d && error >= 0);
+}
+
+TEST(DirectedRoundingTest, CountNoiseIsNeverBelowTheExactScale) {
+  for (double epsilon : {1.0 / 3.0, 0.1, 0.7, 2.0 / 3.0, 1.0 / 7.0}) {
+    const StatusOr<CountNoise> noise =
+        CountNoiseFor(PrivacyBudget::Pure(epsilon));
+    ASSERT_TRUE(noise.ok());
+    EXPECT_TRUE(ScaleAtLeastReciprocal(noise.value().parameter, epsilon))
+        << epsilon;
+    // AggTree's levels: each gets a share rounded down, hence a scale up.
+    AggTreeShape shape;
+    shape.height = 3;
+    const StatusOr<CountNoise> level =
+        AggTreeNoise(shape, PrivacyBudget::Pure(epsilon));
+    ASSERT_TRUE(level.ok());
+    EXPECT_TRUE(ScaleAtLeastReciprocal(level.value().parameter,
+                                       epsilon / 3 * (1 - 1e-15)));
+  }
+  // The tree CDF's level shares add up to at most the budget.
+  for (double epsilon : {1.0 / 3.0, 0.7}) {
+    for (TreeBudgetSplit split :
+         {TreeBudgetSplit::kUniform, TreeBudgetSplit::kMinVariance}) {
+      TreeCdfShape shape;
+      shape.cells = 1 << 10;
+      shape.split = split;
+      const std::vector<PrivacyBudget> shares =
+          TreeCdfLevelBudgets(shape, PrivacyBudget::Pure(epsilon));
+      long double sum = 0;
+      for (const PrivacyBudget& share : shares) sum += share.epsilon;
+      EXPECT_LE(sum, static_cast<long double>(epsilon));
+    }
+  }
 }
 
 }  // namespace

@@ -65,6 +65,33 @@ TEST(UniformTest, DoublesStayInRangeWithTheRightMean) {
   EXPECT_NEAR(sum / draws, 0.5, 0.005);
 }
 
+// A source that returns one fixed word: the extreme draws, scripted.
+class ConstantSource final : public RandomSource {
+ public:
+  explicit ConstantSource(uint64_t word) : word_(word) {}
+  uint64_t NextUint64() override { return word_; }
+
+ private:
+  uint64_t word_;
+};
+
+TEST(UniformTest, OpenDoublesAndGumbelsAreFiniteAtTheExtremes) {
+  // All-ones words made the 53-bit version round to exactly 1 and the Gumbel
+  // to +infinity: a band drawing it wins whatever its weight.
+  ConstantSource top(~uint64_t{0});
+  ConstantSource bottom(0);
+  EXPECT_LT(UniformOpenDouble(top), 1.0);
+  EXPECT_EQ(UniformOpenDouble(top), 1.0 - std::ldexp(1.0, -53));
+  EXPECT_EQ(UniformOpenDouble(bottom), std::ldexp(1.0, -53));
+  for (RandomSource* source : {static_cast<RandomSource*>(&top),
+                               static_cast<RandomSource*>(&bottom)}) {
+    const double g = Gumbel(*source);
+    EXPECT_TRUE(std::isfinite(g));
+    EXPECT_GE(g, -3.7);
+    EXPECT_LE(g, 36.8);
+  }
+}
+
 TEST(UniformTest, IntegersAreUniform) {
   SeededRandom rng(2);
   EXPECT_EQ(UniformInteger(rng, 1), 0u);

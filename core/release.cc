@@ -407,6 +407,7 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
   ReleaseReport report;
   report.method = method.value()->name;
   report.spent = budget.value();
+  report.seeded = request.seed.has_value();
   Context context{
       data, count,           request, budget.value(), sorted.distinct,
       *rng, Options(request)};

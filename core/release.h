@@ -39,6 +39,9 @@ struct ReleaseReport {
   std::string neighbouring = "add-remove";
   int levels = 0;                // AQ: recursion levels
   double mechanism_epsilon = 0;  // epsilon of each exponential mechanism run
+  // True when a seed was given: the noise is reproducible by anyone who
+  // knows the seed, so the release is NOT private, whatever `spent` says.
+  bool seeded = false;
   // The spacing of the grid the values lie on (0 for the tree methods, whose
   // values are interpolated). Public: it depends on the bounds and step only.
   double resolution = 0;

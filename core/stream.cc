@@ -94,6 +94,7 @@ StatusOr<ReleaseReport> QuantileStream::Release(
       SortDistinctQuantiles(request.quantiles.data(), request.quantiles.size());
   std::unique_ptr<RandomSource> rng = MakeRandomSource(request.seed);
   ReleaseReport report;
+  report.seeded = request.seed.has_value();
   report.method = request.method;
   report.spent = budget.value();
   std::vector<double> values;

@@ -23,7 +23,7 @@ struct WasmReleaseResult {
   std::string codeName;
   std::string message;
   std::string method;
-  std::string privacyKind;  // "pure", "approx" or "zcdp"
+  std::string privacyKind;  // "pure", "approx", "zcdp" or "none" (seeded)
   double epsilon = 0;
   double delta = 0;
   double rho = 0;
@@ -52,6 +52,8 @@ WasmReleaseResult ToResult(const dpq::StatusOr<dpq::ReleaseReport>& report) {
       result.privacyKind = "zcdp";
       break;
   }
+  // A seeded release is not private: say so, whatever the budget.
+  if (r.seeded) result.privacyKind = "none";
   result.epsilon = r.spent.epsilon;
   result.delta = r.spent.delta;
   result.rho = r.spent.rho;

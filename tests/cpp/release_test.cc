@@ -81,6 +81,18 @@ TEST(ReleaseTest, SeedReproducesAndZcdpWorks) {
   EXPECT_DOUBLE_EQ(report.value().mechanism_epsilon, std::sqrt(8 * 0.5 / 2));
 }
 
+TEST(ReleaseTest, ASeededReleaseSaysItIsNotPrivate) {
+  ReleaseRequest request = BasicRequest();
+  std::vector<double> out;
+  StatusOr<ReleaseReport> report = Release(Data(100, 3), request, &out);
+  ASSERT_TRUE(report.ok());
+  EXPECT_FALSE(report.value().seeded);
+  request.seed = 9;
+  report = Release(Data(100, 3), request, &out);
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report.value().seeded);
+}
+
 TEST(ReleaseTest, ClampsValuesOutsideTheBounds) {
   // Values outside [0, 100] release exactly as the bounds themselves would.
   ReleaseRequest request = BasicRequest();

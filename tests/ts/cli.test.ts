@@ -49,8 +49,12 @@ describe('dp-quantiles CLI', () => {
     expect(result.status).toBe(0);
     const parsed = JSON.parse(result.stdout);
     expect(parsed.column).toBe('score');
-    expect(parsed.privacy).toEqual({ kind: 'zcdp', rho: 0.5 });
+    // Seeded: reproducible noise, so it says it is not private.
+    expect(parsed.privacy).toEqual({ kind: 'none', reason: 'seeded' });
     expect(parsed.warning).toMatch(/NOT private/);
+    const unseeded = run(['--column', '1', '--lower', '-10', '--upper', '110', '--rho', '0.5'],
+      `id,score,label\n${rows.join('\n')}\n`);
+    expect(JSON.parse(unseeded.stdout).privacy).toEqual({ kind: 'zcdp', rho: 0.5 });
     expect(parsed.quantiles[1].true).toBe(50);
     expect(typeof parsed.quantiles[1].rankError).toBe('number');
   });

@@ -137,6 +137,19 @@ describe('quantiles', () => {
     expect(pure.mechanismEpsilon).toBeCloseTo(1, 12);
   });
 
+  it('says a seeded release is not private, for releases and streams', () => {
+    const data = uniformData(500, 0, 100);
+    const seeded = dpq.release(data, { lower: 0, upper: 100, quantiles: [0.5], epsilon: 1, seed: 4 });
+    expect(seeded.privacy).toEqual({ kind: 'none', reason: 'seeded' });
+    const approx = dpq.release(data, { lower: 0, upper: 100, quantiles: [0.5], epsilon: 1, seed: 4, method: 'appindexp', delta: 1e-6 });
+    expect(approx.privacy).toEqual({ kind: 'none', reason: 'seeded' });
+    const stream = dpq.createStream({ lower: 0, upper: 100, alpha: 0.01 });
+    stream.push(data);
+    expect(stream.release({ quantiles: [0.5], epsilon: 1, seed: 1 }).privacy).toEqual({ kind: 'none', reason: 'seeded' });
+    expect(stream.release({ quantiles: [0.5], epsilon: 1 }).privacy).toEqual({ kind: 'pure', epsilon: 1 });
+    stream.dispose();
+  });
+
   it('handles no data, one value, one quantile and more quantiles than values', () => {
     expect(dpq.quantiles([], { ...base, quantiles: [0.5] }).length).toBe(1);
     expect(dpq.quantiles([42], base).length).toBe(3);

@@ -125,11 +125,24 @@ export interface SanitizeOptions {
   seed?: number;
 }
 
-/** What a release spent, for the caller's privacy accounting. */
+/**
+ * What a release spent, for the caller's privacy accounting. A seeded
+ * release (tests only) reports `{ kind: 'none', reason: 'seeded' }`: anyone
+ * who knows the seed can remove its noise, so it protects nobody.
+ */
 export type PrivacySpent =
   | { kind: 'pure'; epsilon: number }
   | { kind: 'approx'; epsilon: number; delta: number }
-  | { kind: 'zcdp'; rho: number };
+  | { kind: 'zcdp'; rho: number }
+  | { kind: 'none'; reason: 'seeded' };
+
+/** The privacy a WASM result reports. Internal. */
+export function privacyOf(result: { privacyKind: string; epsilon: number; delta: number; rho: number }): PrivacySpent {
+  if (result.privacyKind === 'none') return { kind: 'none', reason: 'seeded' };
+  if (result.privacyKind === 'pure') return { kind: 'pure', epsilon: result.epsilon };
+  if (result.privacyKind === 'approx') return { kind: 'approx', epsilon: result.epsilon, delta: result.delta };
+  return { kind: 'zcdp', rho: result.rho };
+}
 
 /** A release with its privacy accounting. */
 export interface QuantilesRelease {
@@ -286,10 +299,7 @@ function buildSanitizeSpec(options: unknown): WasmSanitizeSpec {
 
 function toRelease(result: WasmReleaseResult, values: Float64Array): QuantilesRelease {
   if (result.code !== 0) fail(result.codeName as DpQuantilesErrorCode, result.message);
-  let privacy: PrivacySpent;
-  if (result.privacyKind === 'pure') privacy = { kind: 'pure', epsilon: result.epsilon };
-  else if (result.privacyKind === 'approx') privacy = { kind: 'approx', epsilon: result.epsilon, delta: result.delta };
-  else privacy = { kind: 'zcdp', rho: result.rho };
+  const privacy = privacyOf(result);
   return {
     values,
     method: result.method as QuantileMethod,

@@ -33,7 +33,8 @@ prints the private quantiles of one column as JSON.
   --option      a method option, repeatable: delta=1e-6, branching=16,
                 height=4, aggregation=none, cells=1024, budget=min-variance,
                 jitter=gaussian, scale=0.01
-  --seed        reproducible noise, NOT private: for tests only
+  --seed        reproducible noise, NOT private: for tests only (the output
+                says privacy kind "none")
   --no-header   the first row is data
   --show-true   also print the true quantiles and rank errors (ties
                 counted: a value equal to the release stands for its rank):

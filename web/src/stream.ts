@@ -1,6 +1,6 @@
 import type { DpqWasmModule, WasmReleaseResult, WasmStream } from './generated/dpq_module.mjs';
 import { DpQuantilesError, type DpQuantilesErrorCode } from './errors.js';
-import type { PrivacySpent } from './api.js';
+import { privacyOf, type PrivacySpent } from './api.js';
 
 /** Options of `createStream`. */
 export interface StreamOptions {
@@ -133,8 +133,7 @@ export function wrapStream(
     return withBuffer(quantiles, quantiles.length, (at, out) => {
       const result = stream.release(at, quantiles.length, out, spec);
       check(result);
-      const privacy: PrivacySpent =
-        result.privacyKind === 'pure' ? { kind: 'pure', epsilon: result.epsilon } : { kind: 'zcdp', rho: result.rho };
+      const privacy = privacyOf(result);
       return {
         values: module.HEAPF64.slice(out / 8, out / 8 + quantiles.length),
         method: result.method as StreamRelease['method'],

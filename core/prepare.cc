@@ -24,10 +24,9 @@ OutputGrid OutputGrid::ForBounds(double lower, double upper) {
   const double range = upper - lower;
   const double magnitude =
       std::max({std::fabs(lower), std::fabs(upper), range});
-  // One ulp of `magnitude`: the spacing of doubles just above it.
-  const double ulp =
-      std::nextafter(magnitude, std::numeric_limits<double>::infinity()) -
-      magnitude;
+  // One ulp of `magnitude`: the spacing of doubles at its exponent (from the
+  // exponent, since the next double above DBL_MAX is infinity).
+  const double ulp = std::ldexp(1.0, std::ilogb(magnitude) - 52);
   int64_t steps = kMaxGridSteps;
   while (steps > 1 && range / static_cast<double>(steps) < 4 * ulp) steps /= 2;
   return OutputGrid(lower, upper, steps);

@@ -7,8 +7,10 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "core/prepare.h"
 #include "core/random.h"
 
 namespace dpq {
@@ -91,6 +93,37 @@ TEST(ReleaseTest, ASeededReleaseSaysItIsNotPrivate) {
   report = Release(Data(100, 3), request, &out);
   ASSERT_TRUE(report.ok());
   EXPECT_TRUE(report.value().seeded);
+}
+
+TEST(ReleaseTest, BoundsNearTheLargestDoubleKeepAFineGrid) {
+  // [0, MAX] once gave a one-step grid: every release was a bound.
+  const double max = std::numeric_limits<double>::max();
+  for (auto [lower, upper] : std::vector<std::pair<double, double>>{
+           {0, max}, {-max / 2, max / 2}, {1e300, max}}) {
+    ReleaseRequest request = BasicRequest();
+    request.lower = lower;
+    request.upper = upper;
+    request.quantiles = {0.5};
+    request.epsilon = 1e4;
+    const double middle = lower + (upper - lower) / 3;
+    std::vector<double> data(101, middle);
+    for (int i = 0; i < 50; ++i) data[i] = lower + (upper - lower) / 4;
+    // The atom-aware mechanisms land on the atom's grid point, within the
+    // default grid's resolution of 2^-20 of the range.
+    for (const char* method : {"aq", "appindexp"}) {
+      request.method = method;
+      std::vector<double> out;
+      ASSERT_TRUE(Release(data, request, &out).ok()) << method;
+      EXPECT_NEAR(out[0], middle, (upper - lower) / 1048576) << method;
+    }
+    // JointExp scores gaps: somewhere between the two groups, not a bound.
+    request.method = "jointexp";
+    std::vector<double> out;
+    ASSERT_TRUE(Release(data, request, &out).ok());
+    EXPECT_GE(out[0], lower + (upper - lower) / 4);
+    EXPECT_LE(out[0], middle * (1 + 1e-9));
+    EXPECT_GE(OutputGrid::ForBounds(lower, upper).steps(), int64_t{1} << 40);
+  }
 }
 
 TEST(ReleaseTest, ClampsValuesOutsideTheBounds) {

@@ -14,10 +14,14 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
-/** Serves `root` on 127.0.0.1 (requests `allow` refuses get 404). */
+/**
+ * Serves `root` on 127.0.0.1 (requests `allow` refuses get 404), with
+ * `headers` on every response.
+ */
 export async function serveStatic(
   root: string,
   allow: (url: string) => boolean = () => true,
+  headers: Record<string, string> = {},
 ): Promise<{ server: Server; origin: string }> {
   const serve = sirv(root, { dev: true });
   const notFound = (res: ServerResponse) => {
@@ -25,6 +29,7 @@ export async function serveStatic(
     res.end();
   };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     if (!allow(req.url ?? '')) notFound(res);
     else serve(req, res, () => notFound(res));
   });

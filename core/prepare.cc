@@ -25,8 +25,10 @@ OutputGrid OutputGrid::ForBounds(double lower, double upper) {
   const double magnitude =
       std::max({std::fabs(lower), std::fabs(upper), range});
   // One ulp of `magnitude`: the spacing of doubles at its exponent (from the
-  // exponent, since the next double above DBL_MAX is infinity).
-  const double ulp = std::ldexp(1.0, std::ilogb(magnitude) - 52);
+  // exponent, since the next double above DBL_MAX is infinity), and never
+  // below the subnormal spacing (the formula underflows to 0 there).
+  const double ulp = std::max(std::ldexp(1.0, std::ilogb(magnitude) - 52),
+                              std::numeric_limits<double>::denorm_min());
   int64_t steps = kMaxGridSteps;
   while (steps > 1 && range / static_cast<double>(steps) < 4 * ulp) steps /= 2;
   return OutputGrid(lower, upper, steps);

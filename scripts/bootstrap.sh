@@ -10,6 +10,10 @@ command -v g++ >/dev/null || missing+=(g++)
 command -v em++ >/dev/null || missing+=(emscripten)
 command -v clang-format >/dev/null || missing+=(clang-format)
 command -v clang-tidy >/dev/null || missing+=(clang-tidy)
+# The sanitizer build and the libFuzzer targets use Debian's clang 14.
+command -v clang++-14 >/dev/null || missing+=(clang-14)
+compgen -G '/usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a' \
+  >/dev/null || missing+=(libclang-rt-14-dev)
 [ -d /usr/src/googletest/googletest ] || missing+=(googletest)
 [ -f /usr/include/gtest/gtest.h ] || missing+=(libgtest-dev)
 [ -f /usr/include/benchmark/benchmark.h ] || missing+=(libbenchmark-dev)

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 const dir = process.argv[2];
 let passed = 0;
 let failed = 0;
-for (const name of ['gtest-native.json', 'gtest-wasm.json']) {
+for (const name of ['gtest-native.json', 'gtest-wasm.json', 'gtest-sanitize.json']) {
   const path = join(dir, name);
   if (!existsSync(path)) {
     console.log(`missing report: ${name}`);

@@ -17,17 +17,51 @@ step() {
 
 step build bash scripts/build.sh all
 step format clang-format --dry-run --Werror core/*.h core/*.cc wasm/*.cc \
-  tests/cpp/*.h tests/cpp/*.cc bench/*.cc
+  tests/cpp/*.h tests/cpp/*.cc tests/fuzz/*.h tests/fuzz/*.cc bench/*.cc
 # clang-tidy counts the warnings it suppresses in system headers on stderr;
 # keep only real findings in the log.
 lint() {
-  clang-tidy --quiet -p build/native core/*.cc 2> >(grep -v 'warnings generated' >&2)
+  clang-tidy --quiet -p build/native core/*.cc 2> >(grep -v 'warnings generated' >&2) &&
+    lint_wasm
+}
+# The bindings against Emscripten's sysroot (em++'s implicit includes).
+lint_wasm() {
+  local sysroot=/usr/share/emscripten/cache/sysroot/include
+  clang-tidy --quiet -p build/wasm wasm/bindings.cc \
+    --extra-arg=--target=wasm32-unknown-emscripten \
+    --extra-arg=-isystem"$sysroot/c++/v1" --extra-arg=-isystem"$sysroot" \
+    --extra-arg=-D__EMSCRIPTEN__ 2> >(grep -v 'warnings generated' >&2)
 }
 step lint lint
 step "core tests (native)" build/native/dpq_core_tests \
   --gtest_output=json:"$results/gtest-native.json"
 step "core tests (WASM in Node)" node --no-experimental-fetch \
   build/wasm/dpq_core_tests.cjs --gtest_output=json:"$results/gtest-wasm.json"
+# The core under AddressSanitizer and UndefinedBehaviorSanitizer (any report
+# aborts), then each libFuzzer target for 30 s from the committed corpus (a
+# crash, leak, sanitizer report or a unit over 10 s fails the step).
+sanitize_build() {
+  CXX=clang++-14 cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DDPQ_SANITIZE=ON -DDPQ_FUZZ=ON -DDPQ_BUILD_BENCHMARKS=OFF >/dev/null &&
+    cmake --build build/sanitize -j"$(nproc)"
+}
+step "sanitizer build" sanitize_build
+step "core tests (ASan + UBSan)" env UBSAN_OPTIONS=print_stacktrace=1 \
+  build/sanitize/dpq_core_tests --gtest_output=json:"$results/gtest-sanitize.json"
+fuzz() {
+  local target=$1 scratch
+  scratch=$(mktemp -d)
+  build/sanitize/"$target" "$scratch" tests/fuzz/corpus/"$target" \
+    -max_total_time=30 -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="$results/$target-" -print_final_stats=1 2>"$results/$target.log"
+  local status=$?
+  grep -E '^(Done|stat::number_of_executed_units)' "$results/$target.log"
+  [ $status -eq 0 ] || tail -40 "$results/$target.log"
+  rm -rf "$scratch"
+  return $status
+}
+step "fuzz release entry points and option parsing" fuzz fuzz_release
+step "fuzz sketch deserialization and streams" fuzz fuzz_stream
 step "test types" npx tsc -p tests/tsconfig.json
 step "site types" npx tsc -p web/site/tsconfig.json
 step "package, CLI and browser tests (Vitest)" npx vitest run \

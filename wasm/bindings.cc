@@ -15,6 +15,13 @@
 
 namespace {
 
+// JavaScript passes heap addresses as integers (from _malloc): the one place
+// they become pointers.
+template <typename T>
+T* HeapPointer(uintptr_t address) {
+  return reinterpret_cast<T*>(address);  // NOLINT(performance-no-int-to-ptr)
+}
+
 using emscripten::val;
 
 // The outcome of one release, as a plain JavaScript object.
@@ -109,12 +116,12 @@ WasmReleaseResult Release(uintptr_t data_address, uint32_t count,
   request.epsilon = OptionalNumber(spec, "epsilon");
   request.rho = OptionalNumber(spec, "rho");
   request.seed = OptionalSeed(spec);
-  const double* quantiles = reinterpret_cast<const double*>(quantiles_address);
+  const double* quantiles = HeapPointer<const double>(quantiles_address);
   request.quantiles.assign(quantiles, quantiles + quantile_count);
   ReadOptions(spec["options"], &request.options, &request.text_options);
-  return ToResult(
-      dpq::ReleaseQuantiles(reinterpret_cast<double*>(data_address), count,
-                            request, reinterpret_cast<double*>(out_address)));
+  return ToResult(dpq::ReleaseQuantiles(HeapPointer<double>(data_address),
+                                        count, request,
+                                        HeapPointer<double>(out_address)));
 }
 
 // data as for Release; out: room for SanitizeSize(spec) doubles.
@@ -129,9 +136,9 @@ WasmReleaseResult Sanitize(uintptr_t data_address, uint32_t count,
   request.size = OptionalNumber(spec, "size");
   request.step = OptionalNumber(spec, "step");
   request.seed = OptionalSeed(spec);
-  return ToResult(dpq::SanitizeSample(reinterpret_cast<double*>(data_address),
-                                      count, request,
-                                      reinterpret_cast<double*>(out_address)));
+  return ToResult(dpq::SanitizeSample(HeapPointer<double>(data_address), count,
+                                      request,
+                                      HeapPointer<double>(out_address)));
 }
 
 // The sample size a sanitize spec asks for, or -1 when it is invalid (the
@@ -164,7 +171,7 @@ class WasmStream {
   // `count` doubles at data_address.
   WasmReleaseResult Push(uintptr_t data_address, uint32_t count) {
     return StatusResult(
-        stream_->Push(reinterpret_cast<const double*>(data_address), count));
+        stream_->Push(HeapPointer<const double>(data_address), count));
   }
   double Count() const { return static_cast<double>(stream_->count()); }
   double MemoryBytes() const {
@@ -180,12 +187,11 @@ class WasmStream {
     request.epsilon = OptionalNumber(spec, "epsilon");
     request.rho = OptionalNumber(spec, "rho");
     request.seed = OptionalSeed(spec);
-    const double* quantiles =
-        reinterpret_cast<const double*>(quantiles_address);
+    const double* quantiles = HeapPointer<const double>(quantiles_address);
     request.quantiles.assign(quantiles, quantiles + quantile_count);
     ReadOptions(spec["options"], &request.options, nullptr);
     return ToResult(
-        stream_->Release(request, reinterpret_cast<double*>(out_address)));
+        stream_->Release(request, HeapPointer<double>(out_address)));
   }
 
   // A fresh Uint8Array copy of the serialized sketch.
@@ -215,7 +221,7 @@ WasmStream* CreateStream(const val& spec) {
 // `size` bytes at bytes_address, as Serialize wrote them.
 WasmStream* LoadStream(uintptr_t bytes_address, uint32_t size) {
   return new WasmStream(dpq::QuantileStream::Deserialize(
-      reinterpret_cast<const uint8_t*>(bytes_address), size));
+      HeapPointer<const uint8_t>(bytes_address), size));
 }
 
 std::string Methods() {

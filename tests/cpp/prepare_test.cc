@@ -224,6 +224,27 @@ TEST(OutputGridTest, DefaultGridsHoldRoundValuesExactly) {
   }
 }
 
+TEST(OutputGridTest, GridsAtTheExtremesOfDoublesStayFiniteAndFast) {
+  // Subnormal bounds (found by fuzz_stream: a 2^52-step grid over 8 doubles
+  // made CellOf walk for hours) and bounds near the largest double.
+  const double tiny = std::numeric_limits<double>::denorm_min();
+  const double max = std::numeric_limits<double>::max();
+  ASSERT_LE(OutputGrid::ForBounds(0, 8 * tiny).steps(), 2);
+  for (auto [lower, upper] :
+       std::vector<std::pair<double, double>>{{0, 8 * tiny},
+                                              {-3 * tiny, 5 * tiny},
+                                              {0, 1e-310},
+                                              {0, max},
+                                              {1e300, max}}) {
+    const OutputGrid grid = OutputGrid::ForBounds(lower, upper);
+    EXPECT_GE(grid.steps(), 1);
+    // Every step spans at least 4 ulps, so points are distinct doubles.
+    EXPECT_LT(grid.ValueAt(grid.steps() - 1), grid.ValueAt(grid.steps()));
+    EXPECT_EQ(grid.CellOf(upper), grid.steps() - 1);
+    EXPECT_EQ(grid.PointOf(upper), grid.steps());
+  }
+}
+
 TEST(OutputGridTest, StepGridsReleaseMultiplesOfTheStep) {
   StatusOr<OutputGrid> grid = OutputGrid::WithStep(0, 100, 1);
   ASSERT_TRUE(grid.ok());

@@ -1,0 +1,95 @@
+// Fuzzes the release entry points (ReleaseQuantiles, SanitizeSample) and
+// their option parsing: any bytes must give a release or a Status, never a
+// crash, a sanitizer report or a hang. Sizes stay small (what the fuzzer
+// looks for is bad handling, not slow but valid work).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/release.h"
+#include "tests/fuzz/fuzz_input.h"
+
+namespace {
+
+const char* const kMethods[] = {
+    "aq",          "jointexp",  "inverse-sensitivity",
+    "hs-jointexp", "appindexp", "aggtree",
+    "tree-cdf",    "nonesuch"};
+const char* const kNumberOptions[] = {"step",   "delta", "scale", "branching",
+                                      "height", "cells", "bins",  "quantile"};
+const char* const kTextOptions[] = {"jitter", "budget", "aggregation", "step"};
+const char* const kTexts[] = {"uniform", "gaussian", "min-variance", "none",
+                              "honaker", "",         "laplace"};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
+  dpq::fuzz::FuzzInput in(bytes, size);
+  dpq::ReleaseRequest request;
+  request.method = kMethods[in.Byte() % 8];
+  request.lower = in.Number();
+  request.upper = in.Number();
+  const size_t m = in.Byte() % 9;
+  for (size_t i = 0; i < m; ++i) request.quantiles.push_back(in.Number());
+  const uint8_t budget = in.Byte();
+  if (budget & 1) request.epsilon = in.Number();
+  if (budget & 2) request.rho = in.Number();
+  if (budget & 4) request.seed = in.Byte();
+  const size_t options = in.Byte() % 4;
+  for (size_t i = 0; i < options; ++i) {
+    if (in.Byte() % 2) {
+      const char* name = kNumberOptions[in.Byte() % 8];
+      double value = in.Number();
+      // Keep the trees small: a huge valid tree is slow, not wrong.
+      const std::string n = name;
+      if (n == "height" && value > 6) value = 6;
+      if (n == "branching" && value > 8) value = 8;
+      if (n == "cells" && value > 4096) value = 4096;
+      request.options.push_back({name, value});
+    } else {
+      request.text_options.push_back(
+          {kTextOptions[in.Byte() % 4], kTexts[in.Byte() % 7]});
+    }
+  }
+  // A step finer than 10^-4 of the range is valid but gives huge grids for
+  // JointExp's sampler to walk; keep it coarse.
+  for (auto& option : request.options) {
+    if (option.first == "step" && option.second > 0 &&
+        option.second < 1e-4 * (request.upper - request.lower)) {
+      option.second = 1e-4 * (request.upper - request.lower);
+    }
+  }
+  std::vector<double> data;
+  const size_t n = in.Byte() % 65;
+  for (size_t i = 0; i < n; ++i) data.push_back(in.Number());
+
+  std::vector<double> out(request.quantiles.size() + 1, 0);
+  std::vector<double> scratch = data;
+  const dpq::StatusOr<dpq::ReleaseReport> report = dpq::ReleaseQuantiles(
+      scratch.data(), scratch.size(), request, out.data());
+  if (report.ok()) {
+    // Released values stay inside the bounds.
+    for (size_t i = 0; i < request.quantiles.size(); ++i) {
+      if (!(out[i] >= request.lower && out[i] <= request.upper))
+        __builtin_trap();
+    }
+  }
+
+  dpq::SanitizeRequest sanitize;
+  sanitize.lower = request.lower;
+  sanitize.upper = request.upper;
+  sanitize.epsilon = request.epsilon;
+  sanitize.rho = request.rho;
+  sanitize.seed = request.seed;
+  sanitize.size = static_cast<double>(in.Byte() % 33);
+  if (in.Byte() % 2) sanitize.step = in.Number();
+  const dpq::StatusOr<size_t> count = dpq::SanitizeSize(sanitize.size);
+  if (count.ok()) {
+    std::vector<double> sample(count.value());
+    scratch = data;
+    (void)dpq::SanitizeSample(scratch.data(), scratch.size(), sanitize,
+                              sample.data());
+  }
+  return 0;
+}

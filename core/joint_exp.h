@@ -57,6 +57,15 @@ struct GapProblem {
   size_t GapOf(int64_t point) const;
 };
 
+// Largest epsilon the joint mechanisms run with; a larger budget runs as
+// this one. At 2^20 every tuple but the best already weighs below
+// exp(-2^18) relative (underflow: the release is the mode either way), and
+// the DP's sums of slope-sized terms (slope * m * n <= 2^38 with the table
+// cap) stay exact to 2^-14 in log space; at 10^20 they did not, and JointExp
+// released 0 for data whose median is 50. Running with less epsilon than
+// given is still private for the epsilon given. Privacy-relevant (safe side).
+constexpr double kMaxJointEpsilon = 1048576.0;  // 2^20
+
 // Largest m x (n + 1) table a joint sampler may build (two of them are
 // built). Memory only; not privacy-relevant.
 constexpr size_t kMaxJointTableEntries = size_t{1} << 24;

@@ -144,8 +144,10 @@ Status RunJoint(Context& c, ReleaseReport* report, std::vector<double>* values,
   Status status = CheckJointSize(c.count, c.quantiles.size());
   if (!status.ok()) return status;
   PrepareOnGrid(c.data, c.count, sampling);
-  // One exponential mechanism: epsilon, or sqrt(8 rho) by bounded range.
-  report->mechanism_epsilon = ExponentialMechanismEpsilonPerPart(c.budget, 1);
+  // One exponential mechanism: epsilon, or sqrt(8 rho) by bounded range,
+  // at most kMaxJointEpsilon (joint_exp.h).
+  report->mechanism_epsilon = std::min(
+      ExponentialMechanismEpsilonPerPart(c.budget, 1), kMaxJointEpsilon);
   JointKernel kernel =
       inverse_sensitivity
           ? InverseSensitivityKernel(c.count, c.quantiles,

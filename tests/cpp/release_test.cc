@@ -126,6 +126,24 @@ TEST(ReleaseTest, BoundsNearTheLargestDoubleKeepAFineGrid) {
   }
 }
 
+TEST(ReleaseTest, HugeEpsilonGivesTheTrueMedianForEveryMethod) {
+  // Once JointExp, HSJointExp and inverse sensitivity returned about 0 here
+  // for epsilon >= 10^20.
+  std::vector<double> data;
+  for (int i = 0; i <= 100; ++i) data.push_back(i);
+  for (double epsilon : {1e3, 1e20, 1e100, 1e300}) {
+    for (const std::string& method : ReleaseMethods()) {
+      ReleaseRequest request = BasicRequest();
+      request.method = method;
+      request.quantiles = {0.5};
+      request.epsilon = epsilon;
+      std::vector<double> out;
+      ASSERT_TRUE(Release(data, request, &out).ok()) << method;
+      EXPECT_NEAR(out[0], 50, 1.01) << method << " " << epsilon;
+    }
+  }
+}
+
 TEST(ReleaseTest, ClampsValuesOutsideTheBounds) {
   // Values outside [0, 100] release exactly as the bounds themselves would.
   ReleaseRequest request = BasicRequest();

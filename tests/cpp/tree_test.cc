@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/agg_tree.h"
+#include "core/discrete_noise.h"
 #include "core/random.h"
 #include "core/tree_cdf.h"
 
@@ -223,6 +224,44 @@ std::vector<double> BruteForceIsotonic(const std::vector<double>& v) {
     fitted[k] = best;
   }
   return fitted;
+}
+
+TEST(TreeCdfTest, PrivacyLossOfNeighboursIsAtMostEpsilon) {
+  // As for AggTree: the noisy counts' exact probability is a product of the
+  // level noises' pmfs; adding one record changes one node per level, each
+  // level with its own share of the budget. Both budget splits.
+  for (TreeBudgetSplit split :
+       {TreeBudgetSplit::kUniform, TreeBudgetSplit::kMinVariance}) {
+    TreeCdfShape shape;
+    shape.cells = 16;
+    shape.split = split;
+    for (const PrivacyBudget& budget :
+         {PrivacyBudget::Pure(0.5), PrivacyBudget::Pure(2.0)}) {
+      std::vector<CountNoise> noise;
+      for (const PrivacyBudget& share : TreeCdfLevelBudgets(shape, budget)) {
+        noise.push_back(CountNoiseFor(share).value());
+      }
+      const std::vector<double> base = {1, 40, 41, 77, 99.5};
+      for (double added : {0.0, 13.0, 40.5, 100.0}) {
+        std::vector<double> neighbour = base;
+        neighbour.push_back(added);
+        const auto a = TreeCdfCounts(base.data(), base.size(), 0, 100, shape);
+        const auto b =
+            TreeCdfCounts(neighbour.data(), neighbour.size(), 0, 100, shape);
+        ASSERT_EQ(a.size(), noise.size());
+        double loss = 0;
+        for (size_t l = 0; l < a.size(); ++l) {
+          for (size_t j = 0; j < a[l].size(); ++j) {
+            if (a[l][j] != b[l][j]) {
+              loss += WorstLogRatio(noise[l], a[l][j], b[l][j]);
+            }
+          }
+        }
+        EXPECT_LE(loss, budget.epsilon + 1e-9);
+        EXPECT_GT(loss, 0.9 * budget.epsilon);
+      }
+    }
+  }
 }
 
 TEST(TreeCdfTest, PoolAdjacentViolatorsMatchesTheBruteForceFit) {

@@ -32,7 +32,8 @@ Status ValidateAggTreeShape(const AggTreeShape& shape) {
   }
   if (Leaves(shape) > kMaxTreeLeaves) {
     return Status(StatusCode::kInvalidOption,
-                  "branching^height is above the 2^22 leaves supported");
+                  "branching^height is above the 2^21 leaves supported (each "
+                  "node's exact noise costs time)");
   }
   return Status::Ok();
 }

@@ -45,7 +45,9 @@ struct AggTreeShape {
 };
 
 // Most leaves a tree may have (memory). Not privacy-relevant.
-constexpr int64_t kMaxTreeLeaves = int64_t{1} << 22;
+// Also bounds the work: every node gets exact noise, about 1 s at 2^21
+// leaves of a binary tree (4 million nodes). Public.
+constexpr int64_t kMaxTreeLeaves = int64_t{1} << 21;
 
 // branching in [2, 1024], height in [1, 24], at most kMaxTreeLeaves leaves.
 Status ValidateAggTreeShape(const AggTreeShape& shape);

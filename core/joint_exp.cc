@@ -125,6 +125,15 @@ Status CheckJointSize(size_t count, size_t quantiles) {
                       std::to_string(count) +
                       " values. Use 'aq', which has no such limit");
   }
+  if (entries * static_cast<double>(quantiles) >
+      static_cast<double>(kMaxJointWork)) {
+    return Status(StatusCode::kTooLarge,
+                  "joint mechanisms take m^2 x (n + 1) steps, at most 2^29 "
+                  "(about 2 s); got " +
+                      std::to_string(quantiles) + " quantiles and " +
+                      std::to_string(count) +
+                      " values. Use 'aq', or fewer quantiles");
+  }
   return Status::Ok();
 }
 

@@ -121,6 +121,15 @@ Status RunAppIndExp(Context& c, ReleaseReport* report,
   if (const std::optional<double> delta = c.options.Number("delta")) {
     StatusOr<PrivacyBudget> approx = WithDelta(c.budget, *delta);
     if (!approx.ok()) return approx.status();
+    if (c.quantiles.size() > static_cast<size_t>(kMaxOptimalCompositionParts)) {
+      return Status(StatusCode::kTooLarge,
+                    "appindexp with delta takes at most " +
+                        std::to_string(kMaxOptimalCompositionParts) +
+                        " distinct quantiles (its optimal composition costs "
+                        "m^2 per step); got " +
+                        std::to_string(c.quantiles.size()) +
+                        ". Use 'aq', or appindexp without delta");
+    }
     report->spent = approx.value();
   }
   StatusOr<OutputGrid> grid = ReleaseGrid(c);
@@ -291,7 +300,7 @@ Status RunTreeCdf(Context& c, ReleaseReport* report,
   (void)report;
   TreeCdfShape shape;
   StatusOr<int64_t> cells =
-      WholeOption(c.options, "cells", shape.cells, 2, int64_t{1} << 22);
+      WholeOption(c.options, "cells", shape.cells, 2, kMaxTreeCdfCells);
   if (!cells.ok()) return cells.status();
   shape.cells = cells.value();
   if (const std::optional<std::string> split = c.options.Text("budget")) {

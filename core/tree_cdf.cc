@@ -16,10 +16,10 @@ int Levels(const TreeCdfShape& shape) {
 }  // namespace
 
 Status ValidateTreeCdfShape(const TreeCdfShape& shape) {
-  if (shape.cells < 2 || shape.cells > (int64_t{1} << 22) ||
+  if (shape.cells < 2 || shape.cells > kMaxTreeCdfCells ||
       (shape.cells & (shape.cells - 1)) != 0) {
     return Status(StatusCode::kInvalidOption,
-                  "cells must be a power of two from 2 to 2^22, got " +
+                  "cells must be a power of two from 2 to 2^21, got " +
                       std::to_string(shape.cells));
   }
   return Status::Ok();

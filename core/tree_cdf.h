@@ -44,7 +44,10 @@ struct TreeCdfShape {
   TreeBudgetSplit split = TreeBudgetSplit::kUniform;
 };
 
-// cells a power of two in [2, 2^22].
+// Most cells: about 1 s of exact noise for the 4 million nodes. Public.
+constexpr int64_t kMaxTreeCdfCells = int64_t{1} << 21;
+
+// cells a power of two in [2, kMaxTreeCdfCells].
 Status ValidateTreeCdfShape(const TreeCdfShape& shape);
 
 // The budget share of each level 0..k (they sum to the budget).

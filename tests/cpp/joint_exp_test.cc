@@ -302,8 +302,13 @@ TEST(JointExpTest, HugeAtomsAndLargeEpsilonGiveNoNan) {
 }
 
 TEST(JointExpTest, SizeLimitIsChecked) {
-  EXPECT_TRUE(CheckJointSize(100000, 120).ok());
+  // The table: m (n + 1) <= 2^24; the work: m^2 (n + 1) <= 2^29.
+  EXPECT_TRUE(CheckJointSize(1000, 120).ok());
+  EXPECT_TRUE(CheckJointSize(37000, 120).ok());
+  EXPECT_EQ(CheckJointSize(38000, 120).code(), StatusCode::kTooLarge);
   EXPECT_EQ(CheckJointSize(1000000, 120).code(), StatusCode::kTooLarge);
+  EXPECT_TRUE(CheckJointSize(1 << 23, 1).ok());
+  EXPECT_EQ(CheckJointSize(1 << 24, 1).code(), StatusCode::kTooLarge);
 }
 
 }  // namespace

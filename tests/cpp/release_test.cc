@@ -478,6 +478,44 @@ TEST(StepTest, SanitizeTakesAStep) {
             StatusCode::kInvalidOption);
 }
 
+TEST(ReleaseMethodsTest, WorkIsBoundedFromPublicParameters) {
+  // AppIndExp with delta: the optimal composition is O(m^2) per bisection
+  // step; m = 4000 once took 12 s, m = 2^20 would take days.
+  ReleaseRequest request = BasicRequest();
+  request.method = "appindexp";
+  request.options = {{"delta", 1e-6}};
+  request.quantiles.clear();
+  for (int i = 1; i <= 1025; ++i) request.quantiles.push_back(i / 1026.0);
+  std::vector<double> out;
+  StatusOr<ReleaseReport> report = Release(Data(100, 21), request, &out);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), StatusCode::kTooLarge);
+  EXPECT_NE(report.status().message().find("1024"), std::string::npos);
+  request.quantiles.resize(1024);
+  EXPECT_TRUE(Release(Data(100, 21), request, &out).ok());
+  // JointExp: m = 4096, n = 1023 fits the table but took 17 s.
+  request = BasicRequest();
+  request.method = "jointexp";
+  request.quantiles.clear();
+  for (int i = 1; i <= 4096; ++i) request.quantiles.push_back(i / 4097.0);
+  report = Release(Data(1023, 23), request, &out);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), StatusCode::kTooLarge);
+  EXPECT_NE(report.status().message().find("2^29"), std::string::npos);
+  // Trees: every node gets exact noise; 2^22 leaves took 2.3 s natively.
+  for (const auto& [method, options] : std::vector<
+           std::pair<std::string, std::vector<std::pair<std::string, double>>>>{
+           {"aggtree", {{"branching", 2}, {"height", 22}}},
+           {"tree-cdf", {{"cells", 4194304}}}}) {
+    request = BasicRequest();
+    request.method = method;
+    request.options = options;
+    EXPECT_EQ(Release(Data(5, 22), request, &out).status().code(),
+              StatusCode::kInvalidOption)
+        << method;
+  }
+}
+
 TEST(ReleaseMethodsTest, ApproximateDpSpendsEpsilonAndDelta) {
   ReleaseRequest request = BasicRequest();
   request.method = "appindexp";

@@ -204,7 +204,8 @@ TEST(AggTreeTest, RejectsBadShapes) {
   EXPECT_EQ(ValidateAggTreeShape({1, 4}).code(), StatusCode::kInvalidOption);
   EXPECT_EQ(ValidateAggTreeShape({16, 0}).code(), StatusCode::kInvalidOption);
   EXPECT_EQ(ValidateAggTreeShape({16, 7}).code(), StatusCode::kInvalidOption);
-  EXPECT_TRUE(ValidateAggTreeShape({2, 22}).ok());
+  EXPECT_TRUE(ValidateAggTreeShape({2, 21}).ok());
+  EXPECT_EQ(ValidateAggTreeShape({2, 22}).code(), StatusCode::kInvalidOption);
 }
 
 // The poster's closed form: v'_k = min_{j >= k} max_{i <= k} mean(v[i..j]).

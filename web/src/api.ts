@@ -95,7 +95,7 @@ export interface AggTreeOptions extends BaseQuantilesOptions {
 /** Binary-tree CDF made monotone by isotonic regression. */
 export interface TreeCdfOptions extends BaseQuantilesOptions {
   method: 'tree-cdf';
-  /** Equal cells of [lower, upper], a power of two up to 2^22; default 1024. */
+  /** Equal cells of [lower, upper], a power of two up to 2^21; default 1024. */
   cells?: number;
   /** Budget across tree levels; `'uniform'` by default. */
   budget?: 'uniform' | 'min-variance';

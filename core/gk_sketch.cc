@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -57,10 +58,29 @@ Status Corrupt(const std::string& why) {
 
 }  // namespace
 
+double MaxSketchBytes(double alpha, double bins) {
+  // GK's bound (11 / (2 alpha)) log2(2 alpha n) tuples at the largest n we
+  // accept, one more tuple per bin edge merges never cross, and the batch.
+  const double n = static_cast<double>(kMaxRecords);
+  const double tuples =
+      11 / (2 * alpha) * std::log2(std::max(2.0, 2 * alpha * n)) + 2 * bins;
+  return tuples * kTupleBytes +
+         8 * std::min(std::ceil(1 / (2 * alpha)), 65536.0);
+}
+
 Status ValidateGkParameters(double alpha, double bins, int64_t steps) {
   if (!std::isfinite(alpha) || !(alpha > 0) || alpha > 0.5) {
     return Status(StatusCode::kInvalidOption,
                   "alpha must be a number in (0, 0.5]");
+  }
+  if (MaxSketchBytes(alpha, std::max(bins, 1.0)) > kMaxSketchBytes) {
+    char text[160];
+    std::snprintf(text, sizeof(text),
+                  "alpha %g could make the sketch need %.3g MiB, above the "
+                  "%g MiB a sketch may use; use alpha >= 2e-5",
+                  alpha, MaxSketchBytes(alpha, bins) / 1048576.0,
+                  kMaxSketchBytes / 1048576.0);
+    return Status(StatusCode::kTooLarge, text);
   }
   if (!(bins >= 1 && bins <= static_cast<double>(kMaxBins)) ||
       bins != std::floor(bins) || bins > static_cast<double>(steps)) {

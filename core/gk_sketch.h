@@ -38,6 +38,14 @@ struct GkTuple {
   uint64_t delta = 0;  // r_max(v_i) - r_min(v_i)
 };
 
+// Most bytes a sketch may grow to (GK's size bound for the largest stream
+// we accept): a smaller alpha is refused up front with TOO_LARGE instead of
+// filling the 2 GiB WebAssembly heap mid-stream. Not privacy-relevant.
+constexpr double kMaxSketchBytes = 256.0 * 1048576.0;
+
+// GK's size bound for alpha and bins at kMaxRecords values, in bytes.
+double MaxSketchBytes(double alpha, double bins);
+
 class GkSketch {
  public:
   // Values in [lower, upper] are summarised as cells of the public grid

@@ -2,7 +2,9 @@
 // No logic here: the core validates; TypeScript checks JavaScript types and
 // turns a non-zero code into DpQuantilesError.
 #include <emscripten/bind.h>
+#include <emscripten/heap.h>
 #include <emscripten/val.h>
+#include <malloc.h>
 
 #include <cstdint>
 #include <optional>
@@ -14,6 +16,29 @@
 #include "core/stream.h"
 
 namespace {
+
+// Headroom kept for the glue's own small allocations. Not privacy-relevant.
+constexpr size_t kHeapMargin = size_t{16} << 20;
+
+// TOO_LARGE unless the heap can still give `bytes` (plus the margin): a
+// failed allocation inside the C++ core would abort the module (no
+// exceptions), so calls that could need more than is left are refused up
+// front, with nothing changed. Fragmentation aside, this is exact: the
+// heap's maximum minus what malloc holds.
+dpq::Status RequireHeap(double bytes, const char* what) {
+  const double max = static_cast<double>(emscripten_get_heap_max());
+  const double used = static_cast<double>(mallinfo().uordblks);
+  if (used + bytes + static_cast<double>(kHeapMargin) <= max) {
+    return dpq::Status::Ok();
+  }
+  return dpq::Status(
+      dpq::StatusCode::kTooLarge,
+      std::string(what) + " could need " +
+          std::to_string(static_cast<long long>(bytes / 1048576) + 1) +
+          " MiB, and the WebAssembly heap (2 GiB) has " +
+          std::to_string(static_cast<long long>((max - used) / 1048576)) +
+          " MiB left: dispose streams you no longer need");
+}
 
 // JavaScript passes heap addresses as integers (from _malloc): the one place
 // they become pointers.
@@ -102,6 +127,14 @@ std::optional<uint64_t> OptionalSeed(const val& spec) {
   return static_cast<uint64_t>(*seed);  // a safe integer, checked in TS
 }
 
+WasmReleaseResult StatusResult(const dpq::Status& status) {
+  WasmReleaseResult result;
+  result.code = static_cast<int>(status.code());
+  result.codeName = dpq::StatusCodeName(status.code());
+  result.message = status.message();
+  return result;
+}
+
 // data: `count` doubles at data_address (overwritten: it is the caller's
 // scratch copy); quantiles: `quantile_count` doubles; out: room for as many.
 // spec: { method, lower, upper, epsilon?, rho?, seed?, options? }, options
@@ -116,6 +149,20 @@ WasmReleaseResult Release(uintptr_t data_address, uint32_t count,
   request.epsilon = OptionalNumber(spec, "epsilon");
   request.rho = OptionalNumber(spec, "rho");
   request.seed = OptionalSeed(spec);
+  // What the core may allocate: the joint methods' two m x (n + 1) tables,
+  // the trees' levels (up to 2^21 leaves), else a few copies of the inputs.
+  const std::string& method = request.method;
+  const double m = quantile_count;
+  const double n = count;
+  double need = 32.0 * m + 8.0 * n;
+  if (method == "jointexp" || method == "inverse-sensitivity" ||
+      method == "hs-jointexp") {
+    need += 16.0 * m * (n + 1);
+  } else if (method == "aggtree" || method == "tree-cdf") {
+    need += 128.0 * 1048576;
+  }
+  const dpq::Status room = RequireHeap(need, "this release");
+  if (!room.ok()) return StatusResult(room);
   const double* quantiles = HeapPointer<const double>(quantiles_address);
   request.quantiles.assign(quantiles, quantiles + quantile_count);
   ReadOptions(spec["options"], &request.options, &request.text_options);
@@ -149,14 +196,6 @@ double SanitizeSize(const val& spec) {
   return size.ok() ? static_cast<double>(size.value()) : -1;
 }
 
-WasmReleaseResult StatusResult(const dpq::Status& status) {
-  WasmReleaseResult result;
-  result.code = static_cast<int>(status.code());
-  result.codeName = dpq::StatusCodeName(status.code());
-  result.message = status.message();
-  return result;
-}
-
 // A quantile stream owned by JavaScript (TypeScript disposes it). Holds the
 // construction error instead of a stream when creation failed.
 class WasmStream {
@@ -168,8 +207,12 @@ class WasmStream {
 
   WasmReleaseResult status() const { return StatusResult(status_); }
 
-  // `count` doubles at data_address.
+  // `count` doubles at data_address. A merge can briefly double the
+  // sketch's memory: refused with nothing pushed when that could not fit.
   WasmReleaseResult Push(uintptr_t data_address, uint32_t count) {
+    const dpq::Status room = RequireHeap(
+        2.0 * static_cast<double>(stream_->MemoryBytes()), "pushing");
+    if (!room.ok()) return StatusResult(room);
     return StatusResult(
         stream_->Push(HeapPointer<const double>(data_address), count));
   }
@@ -215,11 +258,16 @@ WasmStream* CreateStream(const val& spec) {
   if (const std::optional<double> bins = OptionalNumber(spec, "bins")) {
     options.bins = *bins;
   }
+  // The sketch starts small (its batch buffer and a few tuples).
+  const dpq::Status room = RequireHeap(1 << 20, "a new stream");
+  if (!room.ok()) return new WasmStream(room);
   return new WasmStream(dpq::QuantileStream::Create(options));
 }
 
 // `size` bytes at bytes_address, as Serialize wrote them.
 WasmStream* LoadStream(uintptr_t bytes_address, uint32_t size) {
+  const dpq::Status room = RequireHeap(2.0 * size, "loading a stream");
+  if (!room.ok()) return new WasmStream(room);
   return new WasmStream(dpq::QuantileStream::Deserialize(
       HeapPointer<const uint8_t>(bytes_address), size));
 }

@@ -116,3 +116,55 @@ describe('streams', () => {
     expect(dpq.heapBytes()).toBe(before);
   });
 });
+
+describe('a full WebAssembly heap', () => {
+  it('refuses an alpha whose sketch could not fit, and keeps working', () => {
+    expect(code(() => dpq.createStream({ lower: 0, upper: 1, alpha: 1e-9 }))).toBe('TOO_LARGE');
+    const stream = dpq.createStream({ lower: 0, upper: 1, alpha: 1e-5 });
+    stream.push([0.5]);
+    expect(stream.count).toBe(1);
+    stream.dispose();
+  });
+
+  it('gives TOO_LARGE instead of aborting when undisposed streams fill it, and recovers', async () => {
+    // A fresh instance: its heap grows to the 2 GiB maximum here. Each
+    // stream with alpha 2e-5 reserves a 200 KB batch on its first push.
+    const full = await loadDpQuantiles();
+    const kept = full.createStream({ lower: 0, upper: 1, alpha: 1e-3 });
+    kept.push(lcgData(1000, 3).map((x) => x / 100));
+    const streams = [];
+    let refused = '';
+    let refusedPush: ReturnType<typeof full.createStream> | undefined;
+    for (let i = 0; i < 100_000 && refused === ''; i++) {
+      let stream: ReturnType<typeof full.createStream> | undefined;
+      try {
+        stream = full.createStream({ lower: 0, upper: 1, alpha: 2e-5 });
+        streams.push(stream);
+        stream.push([0.1, 0.2, 0.3]);
+      } catch (error) {
+        refused = (error as { code: string }).code;
+        refusedPush = stream;
+      }
+    }
+    expect(refused).toBe('TOO_LARGE');
+    // A refused push changed nothing; that stream still works later.
+    if (refusedPush !== undefined) expect(refusedPush.count).toBe(0);
+    // Freeing memory brings everything back, and the first stream kept its data.
+    for (const stream of streams.splice(0, 2000)) {
+      if (stream !== refusedPush) stream.dispose();
+    }
+    if (refusedPush !== undefined) {
+      refusedPush.push([0.5]);
+      expect(refusedPush.count).toBe(1);
+    }
+    kept.push([0.25, 0.75]);
+    expect(kept.count).toBe(1002);
+    const released = kept.release({ quantiles: [0.5], epsilon: 1, method: 'hist-gk' });
+    expect(released.values[0]).toBeGreaterThan(0.2);
+    expect(released.values[0]).toBeLessThan(0.8);
+    expect(full.quantiles([1, 2, 3], { lower: 0, upper: 4, quantiles: [0.5], epsilon: 1 })).toHaveLength(1);
+    for (const stream of streams) stream.dispose();
+    refusedPush?.dispose();
+    kept.dispose();
+  }, 120_000);
+});

@@ -29,6 +29,7 @@ lint_wasm() {
   local sysroot=/usr/share/emscripten/cache/sysroot/include
   clang-tidy --quiet -p build/wasm wasm/bindings.cc \
     --extra-arg=--target=wasm32-unknown-emscripten \
+    --extra-arg=-isystem"$sysroot/compat" \
     --extra-arg=-isystem"$sysroot/c++/v1" --extra-arg=-isystem"$sysroot" \
     --extra-arg=-D__EMSCRIPTEN__ 2> >(grep -v 'warnings generated' >&2)
 }

@@ -32,6 +32,25 @@ double WorstLogRatio(const CountNoise& noise, int64_t a, int64_t b) {
   return worst;
 }
 
+// The exact privacy loss of noisy tree counts between neighbours: the sum,
+// over the nodes whose counts differ, of each node's worst pmf ratio (level
+// l's noise is noise_of(l)). Sets *changed to how many nodes differ.
+template <typename NoiseOf>
+double NeighbourLoss(const std::vector<std::vector<int64_t>>& a,
+                     const std::vector<std::vector<int64_t>>& b,
+                     NoiseOf noise_of, int* changed) {
+  double loss = 0;
+  *changed = 0;
+  for (size_t l = 0; l < a.size(); ++l) {
+    for (size_t j = 0; j < a[l].size(); ++j) {
+      if (a[l][j] == b[l][j]) continue;
+      ++*changed;
+      loss += WorstLogRatio(noise_of(l), a[l][j], b[l][j]);
+    }
+  }
+  return loss;
+}
+
 TEST(AggTreeTest, CountsAddUpOnEveryLevel) {
   const std::vector<double> values = UniformValues(1000, 1);
   const AggTreeShape shape{4, 3};
@@ -59,15 +78,9 @@ TEST(AggTreeTest, PrivacyLossOfNeighboursIsAtMostEpsilon) {
       const auto a = AggTreeCounts(base.data(), base.size(), 0, 100, shape);
       const auto b =
           AggTreeCounts(neighbour.data(), neighbour.size(), 0, 100, shape);
-      double loss = 0;
       int changed = 0;
-      for (size_t l = 0; l < a.size(); ++l) {
-        for (size_t j = 0; j < a[l].size(); ++j) {
-          if (a[l][j] == b[l][j]) continue;
-          ++changed;
-          loss += WorstLogRatio(noise, a[l][j], b[l][j]);
-        }
-      }
+      const double loss = NeighbourLoss(
+          a, b, [&](size_t) { return noise; }, &changed);
       EXPECT_EQ(changed, shape.height);
       EXPECT_LE(loss, budget.epsilon + 1e-9);
       EXPECT_GT(loss, 0.9 * budget.epsilon);
@@ -250,14 +263,10 @@ TEST(TreeCdfTest, PrivacyLossOfNeighboursIsAtMostEpsilon) {
         const auto b =
             TreeCdfCounts(neighbour.data(), neighbour.size(), 0, 100, shape);
         ASSERT_EQ(a.size(), noise.size());
-        double loss = 0;
-        for (size_t l = 0; l < a.size(); ++l) {
-          for (size_t j = 0; j < a[l].size(); ++j) {
-            if (a[l][j] != b[l][j]) {
-              loss += WorstLogRatio(noise[l], a[l][j], b[l][j]);
-            }
-          }
-        }
+        int changed = 0;
+        const double loss = NeighbourLoss(
+            a, b, [&](size_t l) { return noise[l]; }, &changed);
+        EXPECT_EQ(changed, static_cast<int>(a.size()));
         EXPECT_LE(loss, budget.epsilon + 1e-9);
         EXPECT_GT(loss, 0.9 * budget.epsilon);
       }

@@ -1,7 +1,7 @@
 // `npm pack` gives a tarball that installs into a fresh folder and works there:
 // the built WASM is inside, the node entry and the CLI run.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,6 +42,51 @@ console.log(JSON.stringify(Array.from(v)));`,
   expect(out).toHaveLength(1);
   expect(out[0]).toBeGreaterThanOrEqual(0);
   expect(out[0]).toBeLessThanOrEqual(10);
+
+  // A TypeScript consumer: the README's quick start type-checks against the
+  // published types under each module resolution users have.
+  writeFileSync(
+    join(app, 'quickstart.ts'),
+    `import { loadDpQuantiles, DpQuantilesError, type QuantilesRelease } from 'dp-quantiles';
+const data = [3, 1, 4, 1, 5, 9, 2, 6];
+const dpq = await loadDpQuantiles();
+const values: Float64Array = dpq.quantiles(data, { lower: 0, upper: 10, quantiles: [0.25, 0.5, 0.75], epsilon: 1 });
+const release: QuantilesRelease = dpq.release(data, { lower: 0, upper: 10, quantiles: [0.5], rho: 0.5, step: 1 });
+const stream = dpq.createStream({ lower: 0, upper: 10, alpha: 1e-3 });
+stream.push(data);
+stream.dispose();
+{
+  using scoped = dpq.createStream({ lower: 0, upper: 10, alpha: 1e-3 });
+  scoped.push(data);
+}
+try {
+  dpq.quantiles([Number.NaN], { lower: 0, upper: 1, quantiles: [0.5], epsilon: 1 });
+} catch (error) {
+  if (error instanceof DpQuantilesError) console.log(error.code);
+}
+console.log(values.length, release.resolution);
+`,
+  );
+  const tsc = join(root, 'node_modules/typescript/bin/tsc');
+  for (const [module, resolution] of [['nodenext', 'nodenext'], ['esnext', 'bundler'], ['commonjs', 'node10']]) {
+    const config = {
+      compilerOptions: {
+        target: 'es2022', module, moduleResolution: resolution, strict: true, noEmit: true,
+        skipLibCheck: false, lib: ['es2022', 'dom'], types: [],
+      },
+      files: ['quickstart.ts'],
+    };
+    // Top-level await needs an ES module; under node10/commonjs wrap it.
+    if (resolution === 'node10') {
+      writeFileSync(join(app, 'quickstart-cjs.ts'), `async function main(): Promise<void> {\n${
+        readFileSync(join(app, 'quickstart.ts'), 'utf8').split('\n').slice(1).join('\n')}\n}\nvoid main();\nimport { loadDpQuantiles, DpQuantilesError, type QuantilesRelease } from 'dp-quantiles';\n`);
+      config.files = ['quickstart-cjs.ts'];
+    }
+    writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(config));
+    const checked = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: app, encoding: 'utf8' });
+    expect(checked.stdout + checked.stderr, `${resolution}`).toBe('');
+    expect(checked.status).toBe(0);
+  }
 
   writeFileSync(join(app, 'data.csv'), 'x\n1\n2\n3\n');
   const cli = JSON.parse(

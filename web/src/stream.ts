@@ -1,3 +1,4 @@
+/// <reference lib="esnext.disposable" preserve="true" />
 import type { DpqWasmModule, WasmReleaseResult, WasmStream } from './generated/dpq_module.mjs';
 import { DpQuantilesError, type DpQuantilesErrorCode } from './errors.js';
 import { privacyOf, type PrivacySpent } from './api.js';
@@ -59,6 +60,12 @@ export interface QuantileStream {
   serialize(): Uint8Array;
   /** Frees the sketch; later calls throw INVALID_STATE. Idempotent. */
   dispose(): void;
+  /**
+   * The same as `dispose()`, for `using s = dpq.createStream(...)`. Present
+   * where the runtime defines Symbol.dispose (Node 20 and later; older
+   * runtimes need a polyfill of Symbol.dispose before this module loads).
+   */
+  [Symbol.dispose](): void;
 }
 
 function fail(code: DpQuantilesErrorCode, message: string): never {
@@ -143,7 +150,7 @@ export function wrapStream(
     });
   }
 
-  const stream: QuantileStream = {
+  const stream: Omit<QuantileStream, typeof Symbol.dispose> = {
     push(chunk) {
       const target = live();
       const values = copyNumbers('chunk', chunk);
@@ -170,5 +177,5 @@ export function wrapStream(
   if (disposeSymbol !== undefined) {
     Object.defineProperty(stream, disposeSymbol, { value: () => stream.dispose() });
   }
-  return stream;
+  return stream as QuantileStream;
 }

@@ -32,7 +32,7 @@ StatusOr<Rational> AtLeast(const char* what, double value, double limit,
   }
   if (value > limit) {
     return Status(StatusCode::kInvalidPrivacy,
-                  std::string(what) + " " + std::to_string(value) +
+                  std::string(what) + " " + FormatNumber(value) +
                       " is above the supported 2^40: the budget is too small "
                       "for this mechanism's exact noise");
   }

@@ -8,18 +8,6 @@
 #include <string>
 
 namespace dpq {
-namespace {
-
-std::string Describe(double value) {
-  if (std::isnan(value)) return "NaN";
-  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.17g", value);
-  return text;
-}
-
-}  // namespace
-
 OutputGrid OutputGrid::ForBounds(double lower, double upper) {
   const double range = upper - lower;
   const double magnitude =
@@ -92,8 +80,9 @@ double OutputGrid::resolution() const {
 StatusOr<OutputGrid> OutputGrid::WithStep(double lower, double upper,
                                           double step) {
   if (!std::isfinite(step) || !(step > 0)) {
-    return Status(StatusCode::kInvalidOption,
-                  "step must be a finite number > 0; got " + Describe(step));
+    return Status(
+        StatusCode::kInvalidOption,
+        "step must be a finite number > 0; got " + FormatNumber(step));
   }
   const int64_t finest = ForBounds(lower, upper).steps();
   const double ratio = (upper - lower) / step;
@@ -101,13 +90,13 @@ StatusOr<OutputGrid> OutputGrid::WithStep(double lower, double upper,
   const double steps =
       std::fabs(ratio - whole) <= 1e-9 * whole ? whole : std::ceil(ratio);
   if (!(steps <= static_cast<double>(finest))) {
-    return Status(StatusCode::kInvalidOption,
-                  "step " + Describe(step) + " makes " + Describe(steps) +
-                      " grid steps over [" + Describe(lower) + ", " +
-                      Describe(upper) + "]; doubles tell at most " +
-                      std::to_string(finest) +
-                      " apart there, so step must be at least " +
-                      Describe((upper - lower) / static_cast<double>(finest)));
+    return Status(
+        StatusCode::kInvalidOption,
+        "step " + FormatNumber(step) + " makes " + FormatNumber(steps) +
+            " grid steps over [" + FormatNumber(lower) + ", " +
+            FormatNumber(upper) + "]; doubles tell at most " +
+            std::to_string(finest) + " apart there, so step must be at least " +
+            FormatNumber((upper - lower) / static_cast<double>(finest)));
   }
   return OutputGrid(lower, upper,
                     std::max<int64_t>(1, static_cast<int64_t>(steps)), step);
@@ -154,17 +143,17 @@ Status ValidateBounds(double lower, double upper) {
   if (!std::isfinite(lower) || !std::isfinite(upper)) {
     return Status(StatusCode::kInvalidBounds,
                   "bounds must be finite numbers; got lower = " +
-                      Describe(lower) + ", upper = " + Describe(upper));
+                      FormatNumber(lower) + ", upper = " + FormatNumber(upper));
   }
   if (!(lower < upper)) {
     return Status(StatusCode::kInvalidBounds,
-                  "lower must be < upper; got lower = " + Describe(lower) +
-                      ", upper = " + Describe(upper));
+                  "lower must be < upper; got lower = " + FormatNumber(lower) +
+                      ", upper = " + FormatNumber(upper));
   }
   if (!std::isfinite(upper - lower)) {
     return Status(StatusCode::kInvalidBounds,
                   "upper - lower overflows a double; got lower = " +
-                      Describe(lower) + ", upper = " + Describe(upper));
+                      FormatNumber(lower) + ", upper = " + FormatNumber(upper));
   }
   return Status::Ok();
 }
@@ -183,7 +172,8 @@ Status ValidateQuantiles(const double* quantiles, size_t count) {
     const double q = quantiles[i];
     if (!(q > 0 && q < 1)) {
       return Status(StatusCode::kInvalidQuantiles,
-                    "quantiles[" + std::to_string(i) + "] is " + Describe(q) +
+                    "quantiles[" + std::to_string(i) + "] is " +
+                        FormatNumber(q) +
                         "; every quantile must be strictly between 0 and 1");
     }
   }
@@ -211,7 +201,7 @@ Status ClampValues(double* values, size_t count, double lower, double upper) {
     if (!std::isfinite(x)) {
       return Status(StatusCode::kNonFiniteValue,
                     "value at index " + std::to_string(i) + " is " +
-                        Describe(x) + "; every value must be finite");
+                        FormatNumber(x) + "; every value must be finite");
     }
     values[i] = std::min(std::max(x, lower), upper);
   }

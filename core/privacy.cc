@@ -21,9 +21,9 @@ Status CheckPositiveFinite(const char* name, double value) {
         std::string(name) + " is infinite; it must be finite and > 0");
   }
   if (value <= 0) {
-    return Status(StatusCode::kInvalidPrivacy, std::string(name) + " is " +
-                                                   std::to_string(value) +
-                                                   "; it must be > 0");
+    return Status(
+        StatusCode::kInvalidPrivacy,
+        std::string(name) + " is " + FormatNumber(value) + "; it must be > 0");
   }
   return Status::Ok();
 }

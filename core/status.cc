@@ -1,5 +1,9 @@
 #include "core/status.h"
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
 namespace dpq {
 
 const char* StatusCodeName(StatusCode code) {
@@ -28,6 +32,17 @@ const char* StatusCodeName(StatusCode code) {
       return "ENTROPY_UNAVAILABLE";
   }
   return "UNKNOWN";
+}
+
+std::string FormatNumber(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
+  char text[32];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof(text), "%.*g", digits, value);
+    if (std::strtod(text, nullptr) == value) break;
+  }
+  return text;
 }
 
 }  // namespace dpq

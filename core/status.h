@@ -64,6 +64,11 @@ class StatusOr {
   std::optional<T> value_;
 };
 
+// A number for an error message: the shortest decimal that reads back as
+// the same double (0.1, not 0.10000000000000001; 1e-300, not 0.000000; a
+// 300-digit integer as 1e+300), and NaN / Infinity / -Infinity spelled out.
+std::string FormatNumber(double value);
+
 }  // namespace dpq
 
 #endif  // DPQ_CORE_STATUS_H_

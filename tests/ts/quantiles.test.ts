@@ -199,6 +199,16 @@ describe('bad input', () => {
     // @ts-expect-error: wrong JavaScript types
     ['string bound', () => dpq.quantiles(data, { ...base, lower: '0' }), 'INVALID_ARGUMENT', 'lower'],
     ['fractional seed', () => dpq.quantiles(data, { ...base, seed: 1.5 }), 'INVALID_ARGUMENT', 'seed'],
+    // Messages a person can read: short numbers, grammar, typo hints.
+    ['tiny negative epsilon', () => dpq.quantiles(data, { ...base, epsilon: -1e-7 }), 'INVALID_PRIVACY', 'epsilon is -1e-07;'],
+    ['negative zero epsilon', () => dpq.quantiles(data, { ...base, epsilon: -0 }), 'INVALID_PRIVACY', 'epsilon is -0;'],
+    ['a budget too small for exact noise', () => dpq.quantiles(data, { ...base, epsilon: 1e-300, method: 'aggtree' }), 'INVALID_PRIVACY', 'scale 4e+300 is above'],
+    // @ts-expect-error: wrong JavaScript types
+    ['undefined in data', () => dpq.quantiles([1, undefined], base), 'INVALID_ARGUMENT', 'data[1] is undefined;'],
+    // @ts-expect-error: a typo of quantiles
+    ['mistyped option', () => dpq.quantiles(data, { ...base, quantile: [0.5] }), 'INVALID_OPTION', "unknown option 'quantile' (did you mean 'quantiles'?)"],
+    // @ts-expect-error: a typo of step
+    ['mistyped method option', () => dpq.quantiles(data, { ...base, stepp: 1 }), 'INVALID_OPTION', "did you mean 'step'?"],
   ];
   for (const [name, call, code, part] of cases) {
     it(`${name} gives ${code} and the instance keeps working`, () => {

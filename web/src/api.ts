@@ -197,6 +197,42 @@ export interface DpQuantiles {
 }
 
 const COMMON_KEYS = new Set(['lower', 'upper', 'quantiles', 'epsilon', 'rho', 'method', 'seed']);
+// Every method's own options (the core says which method takes which).
+const METHOD_KEYS = new Set(['step', 'delta', 'jitter', 'scale', 'branching', 'height', 'aggregation', 'cells', 'budget']);
+
+/** Edit distance, for "did you mean" hints on mistyped option names. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length];
+}
+
+/** "unknown option 'quantile' (did you mean 'quantiles'?)" */
+function unknownOption(key: string, known: Iterable<string>): never {
+  let best = '';
+  let distance = 3;
+  for (const name of known) {
+    const d = editDistance(key.toLowerCase(), name.toLowerCase());
+    if (d < distance) {
+      best = name;
+      distance = d;
+    }
+  }
+  fail('INVALID_OPTION', `unknown option '${key}'${best === '' ? '' : ` (did you mean '${best}'?)`}`);
+}
+
+/** "a number", "an object", "undefined", "null": a value's kind for messages. */
+function kindOf(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  const type = typeof value;
+  return `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`;
+}
 // Values above 2^28 doubles (2 GiB) cannot fit the 32-bit WASM heap.
 const MAX_VALUES = 2 ** 28;
 
@@ -241,8 +277,7 @@ function checkNumbers(name: string, values: unknown): ArrayLike<number> {
   }
   for (let i = 0; i < values.length; i++) {
     if (typeof values[i] !== 'number') {
-      const kind = values[i] === null ? 'null' : `a ${typeof values[i]}`;
-      fail('INVALID_ARGUMENT', `${name}[${i}] is ${kind}; every element must be a number`);
+      fail('INVALID_ARGUMENT', `${name}[${i}] is ${kindOf(values[i])}; every element must be a number`);
     }
   }
   return values as number[];
@@ -268,8 +303,9 @@ function buildSpec(options: unknown): WasmReleaseSpec {
   const extra: Record<string, number | string> = {};
   for (const [key, value] of Object.entries(options)) {
     if (COMMON_KEYS.has(key) || value === undefined) continue;
+    if (!METHOD_KEYS.has(key)) unknownOption(key, [...COMMON_KEYS, ...METHOD_KEYS]);
     if (typeof value !== 'number' && typeof value !== 'string') {
-      fail('INVALID_OPTION', `option '${key}' must be a number or a string, got ${typeof value}`);
+      fail('INVALID_OPTION', `option '${key}' must be a number or a string, got ${kindOf(value)}`);
     }
     extra[key] = value;
   }

@@ -66,11 +66,45 @@ describe('dp-quantiles CLI', () => {
     expect(result.stderr).toMatch(/line 4/);
   });
 
-  it('names the line of a value that is not a number', () => {
-    const bad = writeCsv('bad-value.csv', 'a,b\n1,2\n3,oops\n5,6\n');
+  it('skips and counts rows whose cell is empty or not a number, as the demo does', () => {
+    const bad = writeCsv('bad-value.csv', 'a,b\n1,2\n3,oops\n5,\n7,6\n');
     const result = run([bad, '--column', 'b', '--lower', '0', '--upper', '10', '--epsilon', '1']);
-    expect(result.status).toBe(1);
-    expect(result.stderr).toMatch(/line 3: column 'b' is 'oops', not a number/);
+    expect(result.status).toBe(0);
+    expect(result.stderr).toMatch(/skipped 2 rows whose 'b' is empty or not a number \(first at line 3\)/);
+    expect(JSON.parse(result.stdout).quantiles).toHaveLength(3);
+  });
+
+  it('reads what spreadsheets write and says what is wrong in one line', () => {
+    // A byte-order mark (Excel) and semicolons (many locales).
+    const excel = writeCsv('excel.csv', '\uFEFFhours;name\n40;a\n38;b\n45;c\n');
+    const fromExcel = run([excel, '--column', 'hours', '--lower', '0', '--upper', '100', '--epsilon', '1']);
+    expect(fromExcel.status).toBe(0);
+    expect(JSON.parse(fromExcel.stdout).column).toBe('hours');
+    const tabs = writeCsv('tabs.tsv', 'x\ty\n1\t2\n3\t4\n');
+    expect(run([tabs, '--column', 'y', '--lower', '0', '--upper', '5', '--epsilon', '1', '--delimiter', 'tab']).status).toBe(0);
+    // A directory: one clear line, no stack.
+    const directory = run([dir, '--column', 'x', '--lower', '0', '--upper', '1', '--epsilon', '1']);
+    expect(directory.status).toBe(1);
+    expect(directory.stderr).toMatch(/is a directory; give a CSV file/);
+    expect(directory.stderr).not.toMatch(/at |EISDIR/);
+    // A usage error prints its line and where to look, not the whole help.
+    const usage = run([good, '--lower', '0', '--upper', '1', '--epsilon', '1']);
+    expect(usage.stderr.trim().split('\n')).toEqual(["dp-quantiles: --column is required", "see 'dp-quantiles --help'"]);
+    // A wrong column lists the columns.
+    expect(run([good, '--column', 'nope', '--lower', '0', '--upper', '1', '--epsilon', '1']).stderr)
+      .toMatch(/no column named 'nope'; the columns are 'id', 'score', 'label'/);
+    // --version.
+    const version = run(['--version']);
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+
+  it('warns the data owner on stderr when most values were clamped', () => {
+    const incomes = writeCsv('incomes.csv', `income\n${Array.from({ length: 50 }, (_, i) => 20000 + i * 1000).join('\n')}\n`);
+    const result = run([incomes, '--column', 'income', '--lower', '-5000', '--upper', '-1', '--epsilon', '1']);
+    expect(result.status).toBe(0);
+    expect(result.stderr).toMatch(/warning: 100% of the values lie outside \[-5000, -1\]/);
+    const fine = run([incomes, '--column', 'income', '--lower', '0', '--upper', '100000', '--epsilon', '1']);
+    expect(fine.stderr).toBe('');
   });
 
   it('reports library errors with their code', () => {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // dp-quantiles: private quantiles of one CSV column, printed as JSON.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
 import { parse } from 'csv-parse/sync';
@@ -14,7 +14,8 @@ import {
 
 const USAGE = `usage: dp-quantiles [FILE] --column NAME|INDEX --lower L --upper U
                     (--epsilon E | --rho R) [--quantiles Q1,Q2,...]
-                    [--method M] [--step S] [--option NAME=VALUE ...] [--seed N]
+                    [--method M] [--step S] [--delimiter D] [--option NAME=VALUE ...]
+                    [--seed N]
                     [--no-header] [--show-true]
 
 Reads CSV from FILE, or from standard input when FILE is absent or '-', and
@@ -30,12 +31,16 @@ prints the private quantiles of one column as JSON.
                 appindexp, aggtree or tree-cdf
   --step        public output resolution: values are lower + k * step
                 (e.g. 1 for integer data, so an atom at 40 prints as 40)
+  --delimiter   the CSV delimiter: one character or 'tab' (default: ',' or,
+                when the header line has no comma, ';' or a tab)
   --option      a method option, repeatable: delta=1e-6, branching=16,
                 height=4, aggregation=none, cells=1024, budget=min-variance,
                 jitter=gaussian, scale=0.01
   --seed        reproducible noise, NOT private: for tests only (the output
                 says privacy kind "none")
-  --no-header   the first row is data
+  --no-header   the first row is data (cells that are empty or not numbers
+                are skipped and counted on stderr)
+  --version     print the version
   --show-true   also print the true quantiles and rank errors (ties
                 counted: a value equal to the release stands for its rank):
                 NOT private, for the data owner only`;
@@ -54,12 +59,34 @@ function parseNumberOption(name: string, text: string | undefined): number | und
 interface Column {
   name: string;
   values: Float64Array;
+  /** Rows whose cell is empty or not a number: skipped, as the demo does. */
+  skipped: number;
+  /** The line of the first skipped row, for the message. */
+  firstSkippedLine: number;
 }
 
-function readColumn(text: string, column: string, header: boolean): Column {
+// The delimiter: the one given, else ';' or a tab when the first line has
+// no comma but has those (as spreadsheets in many locales write).
+function delimiterOf(text: string, given: string | undefined): string {
+  if (given !== undefined) {
+    const delimiter = given === 'tab' ? '\t' : given;
+    if (delimiter.length !== 1) throw new UsageError(`--delimiter takes one character or 'tab', got '${given}'`);
+    return delimiter;
+  }
+  const first = text.slice(0, text.indexOf('\n') < 0 ? text.length : text.indexOf('\n'));
+  if (first.includes(',')) return ',';
+  if (first.includes(';')) return ';';
+  if (first.includes('\t')) return '\t';
+  return ',';
+}
+
+function readColumn(text: string, column: string, header: boolean, delimiterOption?: string): Column {
   let rows: { record: string[]; info: { lines: number } }[];
+  const delimiter = delimiterOf(text.replace(/^\uFEFF/, ''), delimiterOption);
   try {
-    rows = parse(text, { info: true, skip_empty_lines: true, trim: true }) as unknown as typeof rows;
+    // bom: a UTF-8 byte-order mark (as Excel writes) is not part of the
+    // first column's name.
+    rows = parse(text, { info: true, skip_empty_lines: true, trim: true, bom: true, delimiter }) as unknown as typeof rows;
   } catch (error) {
     const lines = (error as { lines?: number }).lines;
     const reason = (error as Error).message.replace(/^Invalid Record Length: /, '');
@@ -72,24 +99,32 @@ function readColumn(text: string, column: string, header: boolean): Column {
   }
   if (index < 0) {
     if (!/^\d+$/.test(column)) {
-      throw new UsageError(`no column named '${column}'${header ? '' : ' (and --no-header is set)'}`);
+      const names = header && rows.length > 0 ? rows[0].record.map((c) => `'${c}'`).join(', ') : '';
+      throw new UsageError(
+        `no column named '${column}'${header ? `; the columns are ${names}` : ' (and --no-header is set)'}` +
+          (delimiter === ',' && rows.length > 0 && rows[0].record.length === 1 ? '; a file with another delimiter needs --delimiter' : ''),
+      );
     }
     index = Number(column);
     name = header && rows.length > 0 ? (rows[0].record[index] ?? column) : column;
   }
   const dataRows = header ? rows.slice(1) : rows;
-  const values = new Float64Array(dataRows.length);
-  dataRows.forEach((row, i) => {
+  const values: number[] = [];
+  let skipped = 0;
+  let firstSkippedLine = 0;
+  for (const row of dataRows) {
     if (index >= row.record.length) {
       throw new UsageError(`line ${row.info.lines}: has no column ${index}`);
     }
     const cell = row.record[index];
-    if (!NUMBER.test(cell)) {
-      throw new UsageError(`line ${row.info.lines}: column '${name}' is '${cell}', not a number`);
+    if (NUMBER.test(cell)) {
+      values.push(Number(cell));
+    } else {
+      if (skipped === 0) firstSkippedLine = row.info.lines;
+      skipped++;
     }
-    values[i] = Number(cell);
-  });
-  return { name, values };
+  }
+  return { name, values: Float64Array.from(values), skipped, firstSkippedLine };
 }
 
 // node:util parseArgs reads '--lower -20' as two options; join a negative
@@ -121,6 +156,8 @@ async function main(argv: string[]): Promise<void> {
       quantiles: { type: 'string', default: '0.25,0.5,0.75' },
       method: { type: 'string', default: 'aq' },
       step: { type: 'string' },
+      delimiter: { type: 'string' },
+      version: { type: 'boolean', default: false },
       option: { type: 'string', multiple: true, default: [] },
       seed: { type: 'string' },
       'no-header': { type: 'boolean', default: false },
@@ -132,14 +169,28 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
+  if (args.version) {
+    const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+    process.stdout.write(`${manifest.version}\n`);
+    return;
+  }
   if (positionals.length > 1) throw new UsageError('give at most one input file');
   if (args.column === undefined) throw new UsageError('--column is required');
   if (args.lower === undefined || args.upper === undefined) {
     throw new UsageError('--lower and --upper are required (public bounds)');
   }
   const file = positionals[0] ?? '-';
+  if (file !== '-' && existsSync(file) && statSync(file).isDirectory()) {
+    throw new UsageError(`${file} is a directory; give a CSV file (or - for standard input)`);
+  }
   const text = readFileSync(file === '-' ? 0 : file, 'utf8');
-  const column = readColumn(text, args.column, !args['no-header']);
+  const column = readColumn(text, args.column, !args['no-header'], args.delimiter);
+  if (column.skipped > 0) {
+    // The data owner's note (it counts rows): stderr, never the JSON output.
+    process.stderr.write(
+      `dp-quantiles: skipped ${column.skipped} row${column.skipped === 1 ? '' : 's'} whose '${column.name}' is empty or not a number (first at line ${column.firstSkippedLine}); this note is for the data owner only\n`,
+    );
+  }
   const quantiles = args.quantiles.split(',').map((q) => {
     const value = parseNumberOption('quantiles', q);
     return value as number;
@@ -164,6 +215,15 @@ async function main(argv: string[]): Promise<void> {
   };
   const dpq = await loadDpQuantiles();
   const release = dpq.release(column.values, options as QuantilesOptions);
+  // Bounds that miss the data turn it into noise around a bound: warn the
+  // data owner (stderr; it describes the data, so it is not private).
+  let clamped = 0;
+  for (const x of column.values) if (x < options.lower || x > options.upper) clamped++;
+  if (column.values.length > 0 && clamped * 2 > column.values.length) {
+    process.stderr.write(
+      `dp-quantiles: warning: ${Math.round((100 * clamped) / column.values.length)}% of the values lie outside [${options.lower}, ${options.upper}] and were clamped to it; choose bounds that cover the data (this note is for the data owner only)\n`,
+    );
+  }
 
   const output: Record<string, unknown> = {
     column: column.name,
@@ -216,7 +276,7 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof DpQuantilesError) {
     process.stderr.write(`dp-quantiles: ${error.code}: ${error.message}\n`);
   } else if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-    process.stderr.write(`dp-quantiles: ${(error as Error).message}\n${USAGE}\n`);
+    process.stderr.write(`dp-quantiles: ${(error as Error).message}\nsee 'dp-quantiles --help'\n`);
   } else if ((error as { code?: string }).code === 'ENOENT') {
     process.stderr.write(`dp-quantiles: ${(error as Error).message}\n`);
   } else {

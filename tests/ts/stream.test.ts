@@ -1,5 +1,5 @@
 // The streaming API on the real WASM module.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 
 import { loadDpQuantiles, type DpQuantiles } from '../../dist/node.js';
 
@@ -114,6 +114,22 @@ describe('streams', () => {
       s.dispose();
     }
     expect(dpq.heapBytes()).toBe(before);
+  });
+});
+
+describe('forgotten streams', () => {
+  it('warn once, in the console, when more than 1,000 are alive', () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      const streams = Array.from({ length: 1001 }, () => dpq.createStream({ lower: 0, upper: 1, alpha: 0.1 }));
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(String(warn.mock.calls[0][0])).toMatch(/1001 streams are alive\. Call dispose\(\)/);
+      streams.push(...Array.from({ length: 10 }, () => dpq.createStream({ lower: 0, upper: 1, alpha: 0.1 })));
+      expect(warn).toHaveBeenCalledTimes(1);
+      for (const stream of streams) stream.dispose();
+    } finally {
+      warn.mockRestore();
+    }
   });
 });
 

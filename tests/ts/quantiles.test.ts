@@ -158,8 +158,10 @@ describe('quantiles', () => {
     for (let i = 1; i < many.length; i++) expect(many[i]).toBeGreaterThanOrEqual(many[i - 1]);
   });
 
-  it('lists its methods', () => {
+  it('lists its methods, read-only as typed', () => {
     expect(dpq.methods).toContain('aq');
+    expect(Object.isFrozen(dpq.methods)).toBe(true);
+    expect(() => (dpq.methods as string[]).push('x')).toThrow();
   });
 });
 
@@ -176,8 +178,12 @@ describe('bad input', () => {
     ['epsilon negative', () => dpq.quantiles(data, { ...base, epsilon: -1 }), 'INVALID_PRIVACY'],
     ['epsilon NaN', () => dpq.quantiles(data, { ...base, epsilon: Number.NaN }), 'INVALID_PRIVACY'],
     ['epsilon infinite', () => dpq.quantiles(data, { ...base, epsilon: Infinity }), 'INVALID_PRIVACY'],
+    // @ts-expect-error: the types require exactly one budget, as the runtime does
     ['both budgets', () => dpq.quantiles(data, { ...base, rho: 1 }), 'INVALID_PRIVACY', 'both'],
+    // @ts-expect-error: the types require exactly one budget, as the runtime does
     ['no budget', () => dpq.quantiles(data, { lower: 0, upper: 1, quantiles: [0.5] }), 'INVALID_PRIVACY'],
+    // @ts-expect-error: an array-like object is not an array; the types say so, as the runtime does
+    ['array-like object', () => dpq.quantiles({ length: 1, 0: 5 }, base), 'INVALID_ARGUMENT'],
     ['rho 0', () => dpq.quantiles(data, { lower: 0, upper: 1, quantiles: [0.5], rho: 0 }), 'INVALID_PRIVACY', 'rho'],
     ['no quantiles', () => dpq.quantiles(data, { ...base, quantiles: [] }), 'INVALID_QUANTILES'],
     ['quantile 0', () => dpq.quantiles(data, { ...base, quantiles: [0.5, 0] }), 'INVALID_QUANTILES', 'quantiles[1]'],

@@ -17,18 +17,40 @@ export type QuantileMethod =
   | 'aggtree'
   | 'tree-cdf';
 
-/** Options every method takes. Exactly one of `epsilon` and `rho`. */
+/** Numbers the package reads: an array of numbers or a numeric typed array. */
+export type NumericData =
+  | readonly number[]
+  | Float64Array
+  | Float32Array
+  | Int8Array
+  | Uint8Array
+  | Uint8ClampedArray
+  | Int16Array
+  | Uint16Array
+  | Int32Array
+  | Uint32Array;
+
+/** A privacy budget: exactly one of `epsilon` and `rho`. */
+export type Budget =
+  | {
+      /** Pure epsilon-DP budget for the whole release. */
+      epsilon: number;
+      rho?: undefined;
+    }
+  | {
+      /** rho-zCDP budget for the whole release. */
+      rho: number;
+      epsilon?: undefined;
+    };
+
+/** Options every method takes, besides the budget. */
 export interface BaseQuantilesOptions {
   /** Public lower bound. Values below it are clamped to it. */
   lower: number;
   /** Public upper bound. Values above it are clamped to it. */
   upper: number;
   /** Quantiles to release, each strictly inside (0, 1), in any order. */
-  quantiles: ArrayLike<number>;
-  /** Pure epsilon-DP budget for the whole release. */
-  epsilon?: number;
-  /** rho-zCDP budget for the whole release. */
-  rho?: number;
+  quantiles: NumericData;
   /**
    * Makes the release reproducible. FOR TESTS ONLY: a seeded release is not
    * private, since anyone who knows or guesses the seed can remove the noise.
@@ -101,22 +123,27 @@ export interface TreeCdfOptions extends BaseQuantilesOptions {
   budget?: 'uniform' | 'min-variance';
 }
 
-/** Options of one release; `method` selects the mechanism and its options. */
-export type QuantilesOptions =
+/**
+ * Options of one release; `method` selects the mechanism and its options,
+ * and exactly one of `epsilon` and `rho` sets the budget.
+ */
+export type QuantilesOptions = (
   | AqOptions
   | JointExpOptions
   | InverseSensitivityOptions
   | HsJointExpOptions
   | AppIndExpOptions
   | AggTreeOptions
-  | TreeCdfOptions;
+  | TreeCdfOptions
+) &
+  Budget;
 
 /** Options of `sanitize`. Exactly one of `epsilon` and `rho`. */
-export interface SanitizeOptions {
+export type SanitizeOptions = SanitizeShape & Budget;
+/** Options of `sanitize` besides the budget. */
+export interface SanitizeShape {
   lower: number;
   upper: number;
-  epsilon?: number;
-  rho?: number;
   /** Sample size, published with the sample; default 1000. */
   size?: number;
   /** Public output resolution, as for `aq`: sample values are lower + k step. */
@@ -175,14 +202,14 @@ export interface DpQuantiles {
    * order requested: inside [lower, upper], non-decreasing along increasing
    * quantiles. Throws `DpQuantilesError` on invalid input.
    */
-  quantiles(data: Float64Array | ArrayLike<number>, options: QuantilesOptions): Float64Array;
+  quantiles(data: NumericData, options: QuantilesOptions): Float64Array;
   /** Like `quantiles`, and also reports the privacy spent. */
-  release(data: Float64Array | ArrayLike<number>, options: QuantilesOptions): QuantilesRelease;
+  release(data: NumericData, options: QuantilesOptions): QuantilesRelease;
   /**
    * A private synthetic sample (sorted) whose empirical quantiles track the
    * data's: AQ at `size` evenly spaced quantiles (AQ paper, Corollary 3.6).
    */
-  sanitize(data: Float64Array | ArrayLike<number>, options: SanitizeOptions): Float64Array;
+  sanitize(data: NumericData, options: SanitizeOptions): Float64Array;
   /**
    * A stream of values summarised in bounded memory (a Greenwald-Khanna
    * sketch), for data too large to hold; releases with DPExpGK or DPHistGK.
@@ -349,7 +376,8 @@ function toRelease(result: WasmReleaseResult, values: Float64Array): QuantilesRe
 
 /** Wraps a loaded Emscripten module. Internal: use `loadDpQuantiles()`. */
 export function wrapModule(module: DpqWasmModule): DpQuantiles {
-  const methods = module.methods().split(',') as QuantileMethod[];
+  // Frozen: the type says readonly, and so does the runtime.
+  const methods = Object.freeze(module.methods().split(',') as QuantileMethod[]);
 
   // Runs `call` with heap copies of `inputs` and room for `outputs` doubles;
   // frees everything, also when `call` throws. Views are taken after every

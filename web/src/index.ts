@@ -6,15 +6,24 @@ export type {
   AppIndExpOptions,
   AqOptions,
   BaseQuantilesOptions,
+  Budget,
   DpQuantiles,
   HsJointExpOptions,
   InverseSensitivityOptions,
   JointExpOptions,
+  NumericData,
   PrivacySpent,
   QuantileMethod,
   QuantilesOptions,
   QuantilesRelease,
   SanitizeOptions,
+  SanitizeShape,
   TreeCdfOptions,
 } from './api.js';
-export type { QuantileStream, StreamOptions, StreamQuantilesOptions, StreamRelease } from './stream.js';
+export type {
+  QuantileStream,
+  StreamOptions,
+  StreamQuantilesOptions,
+  StreamQuantilesShape,
+  StreamRelease,
+} from './stream.js';

@@ -1,7 +1,7 @@
 /// <reference lib="esnext.disposable" preserve="true" />
 import type { DpqWasmModule, WasmReleaseResult, WasmStream } from './generated/dpq_module.mjs';
 import { DpQuantilesError, type DpQuantilesErrorCode } from './errors.js';
-import { privacyOf, type PrivacySpent } from './api.js';
+import { privacyOf, type Budget, type NumericData, type PrivacySpent } from './api.js';
 
 /** Options of `createStream`. */
 export interface StreamOptions {
@@ -19,10 +19,10 @@ export interface StreamOptions {
 }
 
 /** Options of one stream release. Exactly one of `epsilon` and `rho`. */
-export interface StreamQuantilesOptions {
-  quantiles: ArrayLike<number>;
-  epsilon?: number;
-  rho?: number;
+export type StreamQuantilesOptions = StreamQuantilesShape & Budget;
+/** Options of a stream release besides the budget. */
+export interface StreamQuantilesShape {
+  quantiles: NumericData;
   /** `'exp-gk'` (DPExpGK, the default) or `'hist-gk'` (DPHistGK). */
   method?: 'exp-gk' | 'hist-gk';
   /** hist-gk: bins, dividing the stream's bins; default the stream's. */
@@ -47,7 +47,7 @@ export interface StreamRelease {
  */
 export interface QuantileStream {
   /** Adds values; a chunk with a non-finite value adds nothing and throws. */
-  push(chunk: Float64Array | ArrayLike<number>): void;
+  push(chunk: NumericData): void;
   /** Values added so far (the data owner's view: not private). */
   readonly count: number;
   /** Bytes of WebAssembly memory the sketch holds. */

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // dp-quantiles: private quantiles of one CSV column, printed as JSON.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { once } from 'node:events';
 import { parseArgs } from 'node:util';
 
-import { parse } from 'csv-parse/sync';
+import { parse } from 'csv-parse';
 
 import {
   DpQuantilesError,
@@ -80,51 +81,85 @@ function delimiterOf(text: string, given: string | undefined): string {
   return ',';
 }
 
-function readColumn(text: string, column: string, header: boolean, delimiterOption?: string): Column {
-  let rows: { record: string[]; info: { lines: number } }[];
-  const delimiter = delimiterOf(text.replace(/^\uFEFF/, ''), delimiterOption);
+// Numbers of one column, read as a stream: only the column's values are
+// kept (8 bytes each), never the file's text or its rows, with a progress
+// line on a terminal.
+async function readColumn(
+  input: NodeJS.ReadableStream,
+  column: string,
+  header: boolean,
+  delimiterOption?: string,
+): Promise<Column> {
+  const chunks = input[Symbol.asyncIterator]();
+  const first = await chunks.next();
+  const head = first.done === true ? '' : String(first.value);
+  const delimiter = delimiterOf(head.replace(/^\uFEFF/, ''), delimiterOption);
+  // bom: a UTF-8 byte-order mark (as Excel writes) is not part of the first
+  // column's name.
+  const parser = parse({ info: true, skip_empty_lines: true, trim: true, bom: true, delimiter });
+  const feed = (async () => {
+    if (first.done !== true) parser.write(first.value);
+    for (;;) {
+      const next = await chunks.next();
+      if (next.done === true) break;
+      if (!parser.write(next.value)) await once(parser, 'drain');
+    }
+    parser.end();
+  })();
+  feed.catch(() => parser.destroy());
+
+  let index = -1;
+  let name = column;
+  let values = new Float64Array(1024);
+  let count = 0;
+  let skipped = 0;
+  let firstSkippedLine = 0;
+  let rows = 0;
+  const progress = process.stderr.isTTY === true;
   try {
-    // bom: a UTF-8 byte-order mark (as Excel writes) is not part of the
-    // first column's name.
-    rows = parse(text, { info: true, skip_empty_lines: true, trim: true, bom: true, delimiter }) as unknown as typeof rows;
+    for await (const row of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+      if (rows++ === 0) {
+        if (header) index = row.record.indexOf(column);
+        if (index < 0) {
+          if (!/^\d+$/.test(column)) {
+            const names = header ? row.record.map((c) => `'${c}'`).join(', ') : '';
+            throw new UsageError(
+              `no column named '${column}'${header ? `; the columns are ${names}` : ' (and --no-header is set)'}` +
+                (delimiter === ',' && row.record.length === 1 ? '; a file with another delimiter needs --delimiter' : ''),
+            );
+          }
+          index = Number(column);
+          name = header ? (row.record[index] ?? column) : column;
+        }
+        if (header) continue;
+      }
+      if (index >= row.record.length) {
+        throw new UsageError(`line ${row.info.lines}: has no column ${index}`);
+      }
+      const cell = row.record[index];
+      if (!NUMBER.test(cell)) {
+        if (skipped === 0) firstSkippedLine = row.info.lines;
+        skipped++;
+        continue;
+      }
+      if (count === values.length) {
+        const grown = new Float64Array(values.length * 2);
+        grown.set(values);
+        values = grown;
+      }
+      values[count++] = Number(cell);
+      if (progress && count % 100_000 === 0) process.stderr.write(`\rread ${count.toLocaleString('en')} values`);
+    }
+    await feed;
   } catch (error) {
+    if (error instanceof UsageError) throw error;
     const lines = (error as { lines?: number }).lines;
     const reason = (error as Error).message.replace(/^Invalid Record Length: /, '');
     throw new UsageError(lines !== undefined ? `line ${lines}: malformed CSV: ${reason}` : reason);
+  } finally {
+    if (progress && count >= 100_000) process.stderr.write('\r\x1b[K');
   }
-  let index = -1;
-  let name = column;
-  if (header && rows.length > 0) {
-    index = rows[0].record.indexOf(column);
-  }
-  if (index < 0) {
-    if (!/^\d+$/.test(column)) {
-      const names = header && rows.length > 0 ? rows[0].record.map((c) => `'${c}'`).join(', ') : '';
-      throw new UsageError(
-        `no column named '${column}'${header ? `; the columns are ${names}` : ' (and --no-header is set)'}` +
-          (delimiter === ',' && rows.length > 0 && rows[0].record.length === 1 ? '; a file with another delimiter needs --delimiter' : ''),
-      );
-    }
-    index = Number(column);
-    name = header && rows.length > 0 ? (rows[0].record[index] ?? column) : column;
-  }
-  const dataRows = header ? rows.slice(1) : rows;
-  const values: number[] = [];
-  let skipped = 0;
-  let firstSkippedLine = 0;
-  for (const row of dataRows) {
-    if (index >= row.record.length) {
-      throw new UsageError(`line ${row.info.lines}: has no column ${index}`);
-    }
-    const cell = row.record[index];
-    if (NUMBER.test(cell)) {
-      values.push(Number(cell));
-    } else {
-      if (skipped === 0) firstSkippedLine = row.info.lines;
-      skipped++;
-    }
-  }
-  return { name, values: Float64Array.from(values), skipped, firstSkippedLine };
+  return { name, values: values.subarray(0, count), skipped, firstSkippedLine };
 }
 
 // node:util parseArgs reads '--lower -20' as two options; join a negative
@@ -183,8 +218,8 @@ async function main(argv: string[]): Promise<void> {
   if (file !== '-' && existsSync(file) && statSync(file).isDirectory()) {
     throw new UsageError(`${file} is a directory; give a CSV file (or - for standard input)`);
   }
-  const text = readFileSync(file === '-' ? 0 : file, 'utf8');
-  const column = readColumn(text, args.column, !args['no-header'], args.delimiter);
+  const input = file === '-' ? process.stdin.setEncoding('utf8') : createReadStream(file, { encoding: 'utf8' });
+  const column = await readColumn(input, args.column, !args['no-header'], args.delimiter);
   if (column.skipped > 0) {
     // The data owner's note (it counts rows): stderr, never the JSON output.
     process.stderr.write(

@@ -165,7 +165,7 @@ void ForEachSubGap(uint64_t sub_points, size_t records, RandomSource& rng,
   for (size_t i = records; i >= 1; --i) {
     uniform *= std::pow(UniformOpenDouble(rng), 1.0 / static_cast<double>(i));
     const double position = std::min(k - 1, std::floor(uniform * k));
-    if (!f(i, position_above - position)) return;
+    f(i, position_above - position);
     position_above = position;
   }
   f(0, position_above + 1);
@@ -292,7 +292,6 @@ SplitPoint ExponentialQuantileSampler::Sample(const QuantileProblem& problem,
           s->chosen_split = h;
         }
       }
-      return true;
     });
     s->log_mass = log_total - log_sub_points;
   };

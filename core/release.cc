@@ -93,6 +93,16 @@ void PrepareOnGrid(double* data, size_t count, const OutputGrid& grid) {
   ConvertToPoints(data, count, grid);
 }
 
+// The release grid, with the records prepared on it and its resolution
+// reported: what AQ and AppIndExp start from.
+StatusOr<OutputGrid> PrepareOnReleaseGrid(Context& c, ReleaseReport* report) {
+  StatusOr<OutputGrid> grid = ReleaseGrid(c);
+  if (!grid.ok()) return grid.status();
+  PrepareOnGrid(c.data, c.count, grid.value());
+  report->resolution = grid.value().resolution();
+  return grid;
+}
+
 // Values of grid points: point j of `sampled` is point j - offset of the
 // release grid `grid`, clamped to its ends.
 void PointsToValues(const std::vector<int64_t>& points, const OutputGrid& grid,
@@ -102,10 +112,8 @@ void PointsToValues(const std::vector<int64_t>& points, const OutputGrid& grid,
 }
 
 Status RunAq(Context& c, ReleaseReport* report, std::vector<double>* values) {
-  StatusOr<OutputGrid> grid = ReleaseGrid(c);
+  StatusOr<OutputGrid> grid = PrepareOnReleaseGrid(c, report);
   if (!grid.ok()) return grid.status();
-  PrepareOnGrid(c.data, c.count, grid.value());
-  report->resolution = grid.value().resolution();
   report->levels = ApproximateQuantilesLevels(c.quantiles.size());
   report->mechanism_epsilon =
       ExponentialMechanismEpsilonPerPart(c.budget, report->levels);
@@ -132,10 +140,8 @@ Status RunAppIndExp(Context& c, ReleaseReport* report,
     }
     report->spent = approx.value();
   }
-  StatusOr<OutputGrid> grid = ReleaseGrid(c);
+  StatusOr<OutputGrid> grid = PrepareOnReleaseGrid(c, report);
   if (!grid.ok()) return grid.status();
-  PrepareOnGrid(c.data, c.count, grid.value());
-  report->resolution = grid.value().resolution();
   report->mechanism_epsilon = ExponentialMechanismEpsilonPerPart(
       report->spent, static_cast<int>(c.quantiles.size()));
   PointsToValues(SampleAppIndExp(c.data, c.count, grid.value().steps(),

@@ -47,6 +47,132 @@ TEST(DiscreteNoiseTest, BernoulliExpMinusHasTheRightFrequency) {
   }
 }
 
+// Words from a script, then `fill` forever: drives the samplers' bit paths.
+class ScriptedSource final : public RandomSource {
+ public:
+  ScriptedSource(std::vector<uint64_t> words, uint64_t fill)
+      : words_(std::move(words)), fill_(fill) {}
+  uint64_t NextUint64() override {
+    return next_ < words_.size() ? words_[next_++] : fill_;
+  }
+
+ private:
+  std::vector<uint64_t> words_;
+  uint64_t fill_;
+  size_t next_ = 0;
+};
+
+TEST(DiscreteNoiseTest, ExpMinusDigitsAreCertain) {
+  // exp(-n/d) * 2^256, from Python's decimal module at 120 digits.
+  const struct {
+    uint64_t n, d;
+    uint64_t words[4];
+  } cases[] = {
+      {1,
+       1,
+       {0x5e2d58d8b3bcdf1a, 0xbadec7829054f90d, 0xda9805aab56c7733,
+        0x3024b9d0a507daed}},
+      {1,
+       4,
+       {0xc75f7cf564105743, 0x415cbc9d6368f3b9, 0x6071095abeaf430d,
+        0xbc067f714a3c1787}},
+      {3,
+       7,
+       {0xa6c4b5c76ed590fa, 0x515b4c45aec303f4, 0x8a4e6ed9ba579db0,
+        0x51ab796e1b2f187c}},
+      {1,
+       uint64_t{1} << 40,
+       {0xffffffffff000000, 0x00007fffffffffd5, 0x555555555fffffff,
+        0xfffdddddddddde38}},
+  };
+  for (const auto& c : cases) {
+    for (int limbs : {2, 4, 8}) {
+      const ExpMinusDigits digits = ExpMinusLeadingDigits(c.n, c.d, limbs);
+      // Nearly all the precision is certain (the error bound is a few
+      // hundred units of the last place).
+      EXPECT_GE(digits.count, 64 * limbs - 20) << c.n << "/" << c.d;
+      for (int bit = 0; bit < std::min(digits.count, 256); ++bit) {
+        const int word = bit / 64;
+        const int shift = 63 - bit % 64;
+        ASSERT_EQ((digits.words[word] >> shift) & 1,
+                  (c.words[word] >> shift) & 1)
+            << c.n << "/" << c.d << " digit " << bit << " limbs " << limbs;
+      }
+    }
+  }
+  // Out of range: no digits, so a comparison could never decide wrongly.
+  EXPECT_EQ(ExpMinusLeadingDigits(5, 4, 2).count, 0);
+  EXPECT_EQ(ExpMinusLeadingDigits(0, 4, 2).count, 0);
+}
+
+TEST(DiscreteNoiseTest, ExpMinusComparisonIsExactOnEveryPrefix) {
+  // The sampler compares a uniform U with exp(-gamma). Script U's first 12
+  // bits through all 4096 values, with the rest all 0 (the smallest U of the
+  // prefix) and all 1 (the largest): exactly the prefixes entirely below
+  // exp(-gamma) must say true with both tails, the one prefix holding it
+  // only with the 0 tail. So P(true) is within 2^-12 of exp(-gamma) on the
+  // real sampler, not on a formula.
+  for (auto [n, d] : std::vector<std::pair<uint64_t, uint64_t>>{
+           {1, 1}, {1, 4}, {3, 7}, {5, 16}, {999, 1000}}) {
+    const double p = std::exp(-static_cast<double>(n) / d);
+    const int below = static_cast<int>(std::floor(p * 4096));
+    int with_zeros = 0;
+    int with_ones = 0;
+    for (uint64_t prefix = 0; prefix < 4096; ++prefix) {
+      ScriptedSource zeros({prefix << 52}, 0);
+      ScriptedSource ones({(prefix << 52) | ((uint64_t{1} << 52) - 1)},
+                          ~uint64_t{0});
+      with_zeros += BernoulliExpMinusByDigits(zeros, n, d);
+      with_ones += BernoulliExpMinusByDigits(ones, n, d);
+    }
+    EXPECT_EQ(with_ones, below) << n << "/" << d;
+    EXPECT_EQ(with_zeros, below + 1) << n << "/" << d;
+  }
+}
+
+TEST(DiscreteNoiseTest, ExpMinusComparisonRefinesPastItsDigits) {
+  // U equal to exp(-1/4) on its first 1,024 digits (far past the 120 or so
+  // computed at first): the comparison must recompute with more precision,
+  // and the digits after decide. Then 0s: U < exp(-1/4); 1s: U > it.
+  const ExpMinusDigits fine = ExpMinusLeadingDigits(1, 4, 32);
+  ASSERT_GE(fine.count, 1024);
+  const std::vector<uint64_t> prefix(fine.words.begin(),
+                                     fine.words.begin() + 16);
+  ScriptedSource zeros(prefix, 0);
+  ScriptedSource ones(prefix, ~uint64_t{0});
+  EXPECT_TRUE(BernoulliExpMinusByDigits(zeros, 1, 4));
+  EXPECT_FALSE(BernoulliExpMinusByDigits(ones, 1, 4));
+  // Shorter precisions agree with the longer one where they are certain.
+  const ExpMinusDigits coarse = ExpMinusLeadingDigits(1, 4, 2);
+  for (int bit = 0; bit < coarse.count; ++bit) {
+    ASSERT_EQ((coarse.words[bit / 64] >> (63 - bit % 64)) & 1,
+              (fine.words[bit / 64] >> (63 - bit % 64)) & 1);
+  }
+}
+
+TEST(DiscreteNoiseTest, BulkLaplaceNoiseMatchesItsPmf) {
+  // CountNoise::AddTo's table-driven path (the trees' noise).
+  SeededRandom rng(84);
+  for (double scale : {1.0, 4.0, 40.0 / 3, 0.4}) {
+    const Rational r = LaplaceScaleAtLeast(scale).value();
+    CountNoise noise;
+    noise.parameter = r;
+    std::vector<int64_t> batch;
+    size_t used = 0;
+    CheckPmf(
+        [&] {
+          if (used == batch.size()) {
+            batch.assign(1000, 0);
+            noise.AddTo(&batch, rng);
+            used = 0;
+          }
+          return batch[used++];
+        },
+        [&](int64_t x) { return DiscreteLaplacePmf(x, r.Value()); },
+        static_cast<int64_t>(6 * scale) + 2, "bulk laplace");
+  }
+}
+
 TEST(DiscreteNoiseTest, RationalsAreAtLeastTheRequestAndClose) {
   for (double x : {1e-9, 0.001, 0.3, 1.0, 1.0 / 3, 7.5, 12345.678, 1e9}) {
     const StatusOr<Rational> scale = LaplaceScaleAtLeast(x);

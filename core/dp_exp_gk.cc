@@ -9,7 +9,7 @@
 namespace dpq {
 
 double ExpGkSensitivity(const GkSketch& sketch) {
-  return 2 * static_cast<double>(sketch.Capacity()) + 2;
+  return static_cast<double>(sketch.Capacity());
 }
 
 std::vector<ExpGkCandidate> ExpGkCandidates(const GkSketch& sketch, double q,

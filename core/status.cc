@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace dpq {
 
@@ -37,10 +38,15 @@ const char* StatusCodeName(StatusCode code) {
 std::string FormatNumber(double value) {
   if (std::isnan(value)) return "NaN";
   if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
+  // The fewest digits that read back exactly; plain notation (10, not
+  // 1e+01) for magnitudes from 1e-5 to 1e16, where it is also short.
+  const double magnitude = std::fabs(value);
+  const bool plain = magnitude == 0 || (magnitude >= 1e-5 && magnitude < 1e16);
   char text[32];
   for (int digits = 1; digits <= 17; ++digits) {
     std::snprintf(text, sizeof(text), "%.*g", digits, value);
-    if (std::strtod(text, nullptr) == value) break;
+    if (std::strtod(text, nullptr) != value) continue;
+    if (!plain || std::strchr(text, 'e') == nullptr) break;
   }
   return text;
 }

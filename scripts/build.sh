@@ -34,4 +34,5 @@ chmod +x dist/cli.js
 if [ "$what" = site ] || [ "$what" = all ]; then
   node scripts/extract-datasets.mjs
   npx vite build --config web/site/vite.config.ts --logLevel warn
+  node scripts/site-docs.mjs
 fi

@@ -26,18 +26,35 @@ const datasets = [
     label: 'Seattle weather 2012–2015 (daily)',
     source: 'vega-datasets seattle-weather.csv',
     columns: fromCsv('seattle-weather.csv', ['precipitation', 'temp_max', 'temp_min', 'wind']),
+    // Public bounds and resolution from what the quantity can be, never from
+    // the data: the page fills them in and says why.
+    about: {
+      precipitation: { unit: 'mm per day', lower: 0, upper: 60, step: 0.1, why: 'rain cannot be negative; a wet day in Seattle rarely brings more than 60 mm; recorded to 0.1 mm' },
+      temp_max: { unit: '°C', lower: -20, upper: 50, step: 0.1, why: 'a range that holds any day in a temperate city; recorded to 0.1 °C' },
+      temp_min: { unit: '°C', lower: -30, upper: 40, step: 0.1, why: 'a range that holds any night in a temperate city; recorded to 0.1 °C' },
+      wind: { unit: 'm/s', lower: 0, upper: 20, step: 0.1, why: 'daily mean wind speed, 0 to gale force; recorded to 0.1 m/s' },
+    },
   },
   {
     id: 'flights',
     label: 'US flights, 20,000 departures',
     source: 'vega-datasets flights-20k.json',
     columns: fromJson('flights-20k.json', ['delay', 'distance']),
+    about: {
+      delay: { unit: 'minutes', lower: -60, upper: 600, step: 1, why: 'departures up to an hour early or ten hours late; whole minutes' },
+      distance: { unit: 'miles', lower: 0, upper: 5000, step: 1, why: 'US domestic flights are under 5,000 miles; whole miles' },
+    },
   },
   {
     id: 'movies',
     label: 'Movies (IMDB and Rotten Tomatoes)',
     source: 'vega-datasets movies.json',
     columns: fromJson('movies.json', ['IMDB Rating', 'Rotten Tomatoes Rating', 'Running Time min']),
+    about: {
+      'IMDB Rating': { unit: 'points out of 10', lower: 0, upper: 10, step: 0.1, why: 'the rating scale; one decimal' },
+      'Rotten Tomatoes Rating': { unit: '% of positive reviews', lower: 0, upper: 100, step: 1, why: 'a percentage; whole numbers' },
+      'Running Time min': { unit: 'minutes', lower: 0, upper: 300, step: 1, why: 'feature films run well under five hours; whole minutes' },
+    },
   },
 ];
 
@@ -45,5 +62,5 @@ const out = join(root, 'web/site/generated');
 mkdirSync(out, { recursive: true });
 writeFileSync(join(out, 'datasets.json'), JSON.stringify(datasets));
 // The page lists the datasets; only the worker holds their values.
-writeFileSync(join(out, 'dataset-list.json'), JSON.stringify(datasets.map(({ id, label }) => ({ id, label }))));
+writeFileSync(join(out, 'dataset-list.json'), JSON.stringify(datasets.map(({ id, label, about }) => ({ id, label, about }))));
 console.log(`datasets: ${datasets.map((d) => d.id).join(', ')}`);

@@ -560,3 +560,23 @@ TEST(SanitizeTest, ReleasesASortedSampleTrackingTheData) {
 
 }  // namespace
 }  // namespace dpq
+
+namespace dpq {
+namespace {
+
+TEST(FormatNumberTest, ShortestExactAndPlainWherePlainIsShort) {
+  // Messages quote numbers back exactly, readably: "10", not "1e+01".
+  EXPECT_EQ(FormatNumber(10), "10");
+  EXPECT_EQ(FormatNumber(0), "0");
+  EXPECT_EQ(FormatNumber(0.1), "0.1");
+  EXPECT_EQ(FormatNumber(-0.25), "-0.25");
+  EXPECT_EQ(FormatNumber(123456.789), "123456.789");
+  EXPECT_EQ(FormatNumber(9007199254740992.0), "9007199254740992");
+  EXPECT_EQ(FormatNumber(1e16), "1e+16");
+  EXPECT_EQ(FormatNumber(1.5e-7), "1.5e-07");
+  EXPECT_EQ(FormatNumber(1e300), "1e+300");
+  EXPECT_EQ(FormatNumber(1.0 / 3), "0.3333333333333333");
+}
+
+}  // namespace
+}  // namespace dpq

@@ -3,7 +3,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { expect, it } from 'vitest';
@@ -23,6 +23,18 @@ it('packs, installs in a fresh folder and releases quantiles there', () => {
   expect(files).toContain('dist/generated/dpq_module.mjs');
   expect(files).toContain('dist/index.d.ts');
   expect(files.some((f) => f.startsWith('tests/') || f.startsWith('core/'))).toBe(false);
+  expect(files).toContain('LICENSE');
+  // Every relative link of the shipped Markdown resolves inside the tarball.
+  const broken: string[] = [];
+  for (const doc of files.filter((f) => f.endsWith('.md'))) {
+    const text = readFileSync(join(root, doc), 'utf8');
+    for (const [, target] of text.matchAll(/\]\(([^)\s#]+)(?:#[^)]*)?\)/g)) {
+      if (/^[a-z]+:/.test(target)) continue;
+      const resolved = posix.normalize(posix.join(posix.dirname(doc), target)).replace(/\/$/, '');
+      if (!files.some((f) => f === resolved || f.startsWith(`${resolved}/`))) broken.push(`${doc} -> ${target}`);
+    }
+  }
+  expect(broken).toEqual([]);
 
   const app = join(dir, 'app');
   execFileSync('mkdir', ['-p', app]);

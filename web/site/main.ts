@@ -3,7 +3,7 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 
-import datasets from './generated/dataset-list.json';
+import datasetList from './generated/dataset-list.json';
 import type { CompareRow, ReleaseResult, ReleaseSettings, Reply, Request } from './protocol.js';
 
 const METHODS: [string, string][] = [
@@ -21,6 +21,16 @@ const STREAM_METHODS: [string, string][] = [
 ];
 const COMPARE_COUNTS = [1, 2, 4, 8, 16, 32];
 
+/** Public facts about a built-in column: never read off its data. */
+interface ColumnAbout {
+  unit: string;
+  lower: number;
+  upper: number;
+  step: number;
+  why: string;
+}
+const datasets = datasetList as unknown as { id: string; label: string; about: Record<string, ColumnAbout> }[];
+
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const datasetSelect = $<HTMLSelectElement>('dataset');
 const fileInput = $<HTMLInputElement>('file');
@@ -36,7 +46,7 @@ const progressBox = $<HTMLDivElement>('progress-box');
 const progress = $<HTMLProgressElement>('progress');
 
 let worker: Worker;
-let source: Request = { type: 'builtin', id: (datasets as { id: string }[])[0].id };
+let source: Request = { type: 'builtin', id: datasets[0].id };
 let large = false;
 let onReply: (reply: Reply) => void = () => {};
 
@@ -48,7 +58,7 @@ function startWorker(): void {
 
 function setBusy(busy: boolean, label = 'Working…'): void {
   runButton.disabled = busy;
-  compareButton.disabled = busy;
+  compareButton.disabled = busy || large;
   cancelButton.disabled = !busy;
   progressBox.hidden = !busy;
   $('progress-label').textContent = label;
@@ -67,6 +77,27 @@ function showError(code: string, message: string): void {
   $(target[code] ?? 'data-error').textContent = message;
 }
 
+// Results on screen that no longer match the settings (the last request
+// failed, or the data changed) are greyed and labelled, never left as if
+// current.
+function markStale(why: string | undefined): void {
+  const stale = why !== undefined && !$('results').hidden;
+  $('results-box').classList.toggle('stale-results', stale);
+  $('stale').hidden = !stale;
+  $('stale').textContent = stale ? `The results below are from an earlier release, not these settings: ${why}` : '';
+  if (why !== undefined && !$('compare-figure').hidden) $('compare-figure').classList.add('stale-results');
+}
+
+function clearResults(): void {
+  markStale(undefined);
+  $('results').hidden = true;
+  $('cdf-figure').hidden = true;
+  $('compare-figure').hidden = true;
+  $('compare-figure').classList.remove('stale-results');
+  $('summary').textContent = '';
+  $('summary-owner').hidden = true;
+}
+
 function clearErrors(): void {
   for (const id of ['bounds-error', 'budget-error', 'quantiles-error', 'option-error', 'data-error']) {
     $(id).textContent = '';
@@ -78,6 +109,9 @@ function fillMethods(): void {
   methodSelect.replaceChildren(...list.map(([value]) => new Option(value, value)));
   $('alpha-row').hidden = !large;
   compareButton.disabled = large;
+  $('compare-note').textContent = large
+    ? 'Comparison is off for this file: it is streamed (over 16 MB), and a comparison reruns every mechanism on data held in memory.'
+    : '';
   describeMethod();
 }
 
@@ -95,10 +129,46 @@ function quantiles(): number[] {
 }
 
 // Numbers as typed: an empty or malformed field becomes NaN, and the library's
-// own error names the problem.
+// own error names the problem. A decimal comma ("0,5", as many locales write
+// it) is read as a decimal point; a comma with a point too stays malformed.
 function number(id: string): number {
   const text = $<HTMLInputElement>(id).value.trim();
-  return text === '' ? Number.NaN : Number(text);
+  if (text === '') return Number.NaN;
+  return Number(/^[+-]?\d*,\d+$/.test(text) ? text.replace(',', '.') : text);
+}
+
+// Budgets outside the usual range are allowed, with a word of warning.
+function checkBudget(): void {
+  const kind = (document.querySelector('input[name="budget"]:checked') as HTMLInputElement).value;
+  const value = number('budget-value');
+  let warning = '';
+  if (Number.isFinite(value) && value > 0) {
+    const [low, high] = kind === 'rho' ? [5e-5, 50] : [0.01, 10];
+    if (value > high) warning = `${kind === 'rho' ? 'ρ' : 'ε'} = ${value} is very large: the guarantee protects almost nothing.`;
+    else if (value < low) warning = `${kind === 'rho' ? 'ρ' : 'ε'} = ${value} is very small: expect results that are mostly noise.`;
+  }
+  $('budget-warning').textContent = warning;
+}
+
+// A built-in column's public bounds and step, with their reason.
+function suggestBounds(): void {
+  const current = source;
+  const about = current.type === 'builtin' ? datasets.find((d) => d.id === current.id)?.about[columnSelect.value] : undefined;
+  if (about === undefined) {
+    // Your own file: nothing is known about it, so nothing is suggested, and
+    // bounds filled in for another column must not linger.
+    if (current.type === 'file' && $('bounds-help').textContent !== '') {
+      for (const id of ['lower', 'upper', 'step']) $<HTMLInputElement>(id).value = '';
+    }
+    $('bounds-help').textContent = '';
+    return;
+  }
+  $<HTMLInputElement>('lower').value = String(about.lower);
+  $<HTMLInputElement>('upper').value = String(about.upper);
+  $<HTMLInputElement>('step').value = String(about.step);
+  $('bounds-help').textContent =
+    `Filled in for ${columnSelect.value} (${about.unit}): ${about.lower} to ${about.upper}, step ${about.step}. ` +
+    `Public knowledge, not the data: ${about.why}.`;
 }
 
 function settings(): ReleaseSettings {
@@ -128,13 +198,17 @@ function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
     .filter(([key]) => key !== 'kind')
     .map(([key, value]) => `${key} = ${value}`)
     .join(', ');
-  const extra = result.streamed
-    ? ` Streamed ${result.streamed.values.toLocaleString('en')} values through a ${Math.round(result.streamed.sketchBytes / 1024)} KiB sketch.`
-    : '';
   $('summary').textContent =
     `${result.method}: ${asked.quantiles.length} quantile${asked.quantiles.length === 1 ? '' : 's'} in ` +
     `${result.milliseconds.toFixed(1)} ms, spending ${privacy} ` +
-    `(neighbouring: ${result.neighbouring}).${extra}`;
+    `(neighbouring: ${result.neighbouring}).`;
+  // The row count is not private: it goes with the owner-only values.
+  $('summary-owner').hidden = result.streamed === undefined;
+  $('summary-owner').textContent = result.streamed
+    ? `Owner only, not private: streamed ${result.streamed.values.toLocaleString('en')} values through a ` +
+      `${Math.round(result.streamed.sketchBytes / 1024)} KiB sketch.`
+    : '';
+  markStale(undefined);
   const body = $<HTMLTableElement>('results').tBodies[0];
   body.replaceChildren(
     ...asked.quantiles.map((q, i) => {
@@ -177,6 +251,8 @@ function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
         { label: 'private quantiles', stroke: '#c0392b', width: 0, points: { show: true, size: 8, fill: '#c0392b' } },
       ],
       axes: [{ label: asked.column }, { label: 'fraction of rows' }],
+      // Static legend: series names, not "--" placeholders for hovered values.
+      legend: { live: false },
     },
     [allX, allX.map((x) => yAt.get(x) ?? null), allX.map((x) => privateAt.get(x) ?? null)],
     $('cdf-chart'),
@@ -188,6 +264,7 @@ function showComparison(rows: CompareRow[]): void {
   const palette = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2'];
   comparePlot?.destroy();
   $('compare-figure').hidden = false;
+  $('compare-figure').classList.remove('stale-results');
   comparePlot = new uPlot(
     {
       width: Math.min(720, $('compare-chart').clientWidth || 720),
@@ -195,13 +272,19 @@ function showComparison(rows: CompareRow[]): void {
       scales: { x: { time: false, distr: 3 }, y: { distr: 3 } },
       series: [{ label: 'quantiles' }, ...methods.map((m, i) => ({ label: m, stroke: palette[i % palette.length] }))],
       axes: [{ label: 'number of quantiles' }, { label: 'mean rank error' }],
+      legend: { live: false },
     },
     [COMPARE_COUNTS, ...methods.map((m) => COMPARE_COUNTS.map((c) => Math.max(rows.find((r) => r.method === m && r.m === c)?.meanRankError ?? NaN, 0.01)))],
     $('compare-chart'),
   );
 }
 
-function send(request: Request, label: string, done: (reply: Reply) => boolean): void {
+function send(
+  request: Request,
+  label: string,
+  done: (reply: Reply) => boolean,
+  onError: (message: string) => void = (message) => markStale(`the last request failed (${message}).`),
+): void {
   clearErrors();
   setBusy(true, label);
   onReply = (reply) => {
@@ -214,6 +297,7 @@ function send(request: Request, label: string, done: (reply: Reply) => boolean):
     if (reply.type === 'error') {
       setBusy(false);
       showError(reply.code, reply.message);
+      onError(reply.message);
       return;
     }
     if (done(reply)) setBusy(false);
@@ -224,10 +308,15 @@ function send(request: Request, label: string, done: (reply: Reply) => boolean):
 function load(request: Request): void {
   source = request;
   clearErrors();
-  $('results').hidden = true;
-  $('cdf-figure').hidden = true;
-  $('compare-figure').hidden = true;
-  $('summary').textContent = '';
+  clearResults();
+  // Until the new data is read, nothing from the old one stays selectable.
+  columnSelect.replaceChildren();
+  $('column-info').textContent = '';
+  const failed = (message: string) => {
+    large = false;
+    fillMethods();
+    $('column-info').textContent = `No data loaded: ${message}`;
+  };
   send(request, 'Loading…', (reply) => {
     if (reply.type !== 'columns') return false;
     large = reply.large;
@@ -241,16 +330,19 @@ function load(request: Request): void {
           : `${reply.name}: ${info.numbers.toLocaleString('en')} numbers` +
             (info.others > 0 ? `; ${info.others.toLocaleString('en')} rows are empty or not numbers and are left out.` : '.');
     };
-    columnSelect.onchange = describe;
+    columnSelect.onchange = () => {
+      describe();
+      suggestBounds();
+      clearResults();
+    };
     describe();
+    suggestBounds();
     fillMethods();
     return true;
-  });
+  }, failed);
 }
 
-datasetSelect.replaceChildren(
-  ...(datasets as { id: string; label: string }[]).map((d) => new Option(d.label, d.id)),
-);
+datasetSelect.replaceChildren(...datasets.map((d) => new Option(d.label, d.id)));
 datasetSelect.onchange = () => load({ type: 'builtin', id: datasetSelect.value });
 const yourFile = new Option('(your file)', '');
 yourFile.disabled = true;
@@ -279,7 +371,12 @@ preset.onchange = () => {
   custom.hidden = preset.value !== 'custom';
 };
 methodSelect.onchange = describeMethod;
-runButton.onclick = () => {
+$('budget-value').oninput = checkBudget;
+for (const radio of document.querySelectorAll<HTMLInputElement>('input[name="budget"]')) radio.onchange = checkBudget;
+// Enter in any field submits, as in any form; the page never navigates.
+$<HTMLFormElement>('settings').onsubmit = (event) => {
+  event.preventDefault();
+  if (runButton.disabled) return;
   const asked = settings();
   send({ type: 'release', settings: asked }, large ? 'Streaming' : 'Releasing', (reply) => {
     if (reply.type !== 'result') return false;
@@ -305,5 +402,6 @@ cancelButton.onclick = () => {
   $('summary').textContent = 'Cancelled.';
 };
 
+$('boot-hint').remove();
 startWorker();
 load(source);

@@ -59,6 +59,27 @@ async function loadBuiltin(id: string): Promise<void> {
   post({ type: 'columns', columns: infos, rows, large: false, name: dataset.label });
 }
 
+// Images, spreadsheets and other binary files: NUL characters or many bytes
+// that are not UTF-8 near the start.
+function looksBinary(head: string): boolean {
+  const sample = head.slice(0, 8192);
+  return sample.includes('\u0000') || (sample.match(/\uFFFD/g)?.length ?? 0) > 8;
+}
+
+// csv-parse's own messages ("Invalid Opening Quote: ...") name a parser
+// state, not the user's problem.
+function parseCsv(text: string, name: string): string[][] {
+  if (looksBinary(text)) {
+    throw new Error(`${name} is not a CSV file: it holds binary data (an image, a spreadsheet or an archive?). Export it as CSV first.`);
+  }
+  try {
+    return parseSync(text, { relax_column_count: true, skip_empty_lines: true });
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new Error(`${name} could not be read as CSV (${detail}). Is it a comma-separated text file?`);
+  }
+}
+
 async function loadFile(file: File): Promise<void> {
   columns = new Map();
   largeFile = undefined;
@@ -67,14 +88,15 @@ async function loadFile(file: File): Promise<void> {
     // release time.
     const head = await file.slice(0, 256 * 1024).text();
     const lines = head.split(/\r?\n/).slice(0, -1).join('\n');
-    const rows: string[][] = parseSync(lines, { relax_column_count: true, skip_empty_lines: true });
+    const rows = parseCsv(lines, file.name);
+    if (rows.length < 2) throw new Error(`${file.name} has no data rows`);
     const { infos } = summarise(rows[0], rows.slice(1));
     largeFile = file;
     post({ type: 'columns', columns: infos, rows: -1, large: true, name: file.name });
     return;
   }
-  const rows: string[][] = parseSync(await file.text(), { relax_column_count: true, skip_empty_lines: true });
-  if (rows.length < 2) throw new Error('the file has no data rows');
+  const rows = parseCsv(await file.text(), file.name);
+  if (rows.length < 2) throw new Error(`${file.name} has no data rows`);
   const { infos, data } = summarise(rows[0], rows.slice(1));
   columns = data;
   post({ type: 'columns', columns: infos, rows: rows.length - 1, large: false, name: file.name });

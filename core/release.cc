@@ -63,6 +63,8 @@ struct MethodSpec {
   const char* name;
   std::vector<OptionSpec> options;
   Runner run;
+  // Public: which neighbours the guarantee is for.
+  Neighbouring neighbouring = Neighbouring::kAddRemove;
 };
 
 StatusOr<int64_t> WholeOption(const Options& options, const char* name,
@@ -195,7 +197,6 @@ Status RunJointExp(Context& c, ReleaseReport* report,
 
 Status RunInverseSensitivity(Context& c, ReleaseReport* report,
                              std::vector<double>* values) {
-  report->neighbouring = "replace-one";
   return RunJointOnReleaseGrid(c, report, values, true);
 }
 
@@ -330,7 +331,10 @@ const std::vector<MethodSpec>& Methods() {
   static const std::vector<MethodSpec> methods = {
       {"aq", {{"step", false}}, RunAq},
       {"jointexp", {{"step", false}}, RunJointExp},
-      {"inverse-sensitivity", {{"step", false}}, RunInverseSensitivity},
+      {"inverse-sensitivity",
+       {{"step", false}},
+       RunInverseSensitivity,
+       Neighbouring::kReplaceOne},
       {"hs-jointexp",
        {{"jitter", true}, {"scale", false}, {"step", false}},
        RunHsJointExp},
@@ -400,7 +404,7 @@ std::vector<std::string> ReleaseMethods() {
 
 StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
                                          const ReleaseRequest& request,
-                                         double* out) {
+                                         double* out, PrivacySession* session) {
   StatusOr<const MethodSpec*> method = FindMethod(request.method);
   if (!method.ok()) return method.status();
   Status status = CheckOptionNames(*method.value(), request);
@@ -415,6 +419,18 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
   StatusOr<PrivacyBudget> budget =
       MakePrivacyBudget(request.epsilon, request.rho);
   if (!budget.ok()) return budget.status();
+  // What the release will spend, from public parameters only: a session
+  // refuses it here, before the data is read.
+  PrivacyBudget spend = budget.value();
+  if (const std::optional<double> delta = Options(request).Number("delta")) {
+    StatusOr<PrivacyBudget> approx = WithDelta(spend, *delta);
+    if (!approx.ok()) return approx.status();
+    spend = approx.value();
+  }
+  if (session != nullptr) {
+    status = session->Check(spend, method.value()->neighbouring);
+    if (!status.ok()) return status;
+  }
   status = ClampValues(data, count, request.lower, request.upper);
   if (!status.ok()) return status;
 
@@ -424,6 +440,7 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
   ReleaseReport report;
   report.method = method.value()->name;
   report.spent = budget.value();
+  report.neighbouring = NeighbouringName(method.value()->neighbouring);
   report.seeded = request.seed.has_value();
   Context context{
       data, count,           request, budget.value(), sorted.distinct,
@@ -432,6 +449,12 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
   status = method.value()->run(context, &report, &values);
   if (!status.ok()) return status;
   if (!rng->healthy()) return EntropyUnavailable();
+  if (session != nullptr) {
+    // Checked above with the same spend; nothing has been charged since on
+    // this (single-threaded) session.
+    status = session->Charge(report.spent, method.value()->neighbouring);
+    if (!status.ok()) return status;
+  }
   for (size_t i = 0; i < request.quantiles.size(); ++i) {
     out[i] = values[sorted.index_of_input[i]];
   }
@@ -451,7 +474,7 @@ StatusOr<size_t> SanitizeSize(const std::optional<double>& size) {
 
 StatusOr<ReleaseReport> SanitizeSample(double* data, size_t count,
                                        const SanitizeRequest& request,
-                                       double* out) {
+                                       double* out, PrivacySession* session) {
   StatusOr<size_t> size = SanitizeSize(request.size);
   if (!size.ok()) return size.status();
   ReleaseRequest release;
@@ -469,7 +492,8 @@ StatusOr<ReleaseReport> SanitizeSample(double* data, size_t count,
     release.quantiles.push_back(static_cast<double>(i) /
                                 static_cast<double>(size.value() + 1));
   }
-  StatusOr<ReleaseReport> report = ReleaseQuantiles(data, count, release, out);
+  StatusOr<ReleaseReport> report =
+      ReleaseQuantiles(data, count, release, out, session);
   if (report.ok()) report.value().method = "sanitize";
   return report;
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/privacy.h"
+#include "core/session.h"
 #include "core/status.h"
 
 namespace dpq {
@@ -54,10 +55,13 @@ std::vector<std::string> ReleaseMethods();
 // out[0, request.quantiles.size()), in the order requested, non-decreasing
 // along increasing quantiles and inside [lower, upper]. `data` is the
 // caller's scratch copy: it is clamped, sorted and overwritten. On error,
-// `out` is left unspecified and the Status names the problem.
+// `out` is left unspecified and the Status names the problem. With a
+// session, a release that would not fit is refused with BUDGET_EXCEEDED
+// before the data is read, and a successful one is charged to it.
 StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
                                          const ReleaseRequest& request,
-                                         double* out);
+                                         double* out,
+                                         PrivacySession* session = nullptr);
 
 // Quantile sanitization (AQ paper, Corollary 3.6): a private synthetic sample
 // of `size` values whose empirical quantiles track the data's.
@@ -78,7 +82,8 @@ constexpr size_t kDefaultSanitizeSize = 1000;
 // Writes `size` sorted values into out; same contract for `data` as above.
 StatusOr<ReleaseReport> SanitizeSample(double* data, size_t count,
                                        const SanitizeRequest& request,
-                                       double* out);
+                                       double* out,
+                                       PrivacySession* session = nullptr);
 
 // The size a sanitize request asks for (default if absent), or the error.
 StatusOr<size_t> SanitizeSize(const std::optional<double>& size);

@@ -31,6 +31,8 @@ const char* StatusCodeName(StatusCode code) {
       return "CORRUPT_DATA";
     case StatusCode::kEntropyUnavailable:
       return "ENTROPY_UNAVAILABLE";
+    case StatusCode::kBudgetExceeded:
+      return "BUDGET_EXCEEDED";
   }
   return "UNKNOWN";
 }

@@ -24,6 +24,7 @@ enum class StatusCode : int {
   kInvalidState = 8,
   kCorruptData = 9,
   kEntropyUnavailable = 10,
+  kBudgetExceeded = 11,
 };
 
 // The stable string form, e.g. "NON_FINITE_VALUE".

@@ -56,7 +56,7 @@ Status QuantileStream::Push(const double* values, size_t count) {
 }
 
 StatusOr<ReleaseReport> QuantileStream::Release(
-    const StreamReleaseRequest& request, double* out) {
+    const StreamReleaseRequest& request, double* out, PrivacySession* session) {
   const bool exp_gk = request.method == "exp-gk";
   if (!exp_gk && request.method != "hist-gk") {
     return Status(StatusCode::kUnknownMethod,
@@ -88,6 +88,12 @@ StatusOr<ReleaseReport> QuantileStream::Release(
   StatusOr<PrivacyBudget> budget =
       MakePrivacyBudget(request.epsilon, request.rho);
   if (!budget.ok()) return budget.status();
+  const Neighbouring neighbouring =
+      exp_gk ? Neighbouring::kReplaceOne : Neighbouring::kAddRemove;
+  if (session != nullptr) {
+    status = session->Check(budget.value(), neighbouring);
+    if (!status.ok()) return status;
+  }
 
   sketch_.Flush();
   const SortedQuantiles sorted =
@@ -97,9 +103,9 @@ StatusOr<ReleaseReport> QuantileStream::Release(
   report.seeded = request.seed.has_value();
   report.method = request.method;
   report.spent = budget.value();
+  report.neighbouring = NeighbouringName(neighbouring);
   std::vector<double> values;
   if (exp_gk) {
-    report.neighbouring = "replace-one";
     report.mechanism_epsilon = ExponentialMechanismEpsilonPerPart(
         budget.value(), static_cast<int>(sorted.distinct.size()));
     const OutputGrid grid(sketch_.lower(), sketch_.upper(), sketch_.steps());
@@ -115,6 +121,10 @@ StatusOr<ReleaseReport> QuantileStream::Release(
     values = std::move(released.value());
   }
   if (!rng->healthy()) return EntropyUnavailable();
+  if (session != nullptr) {
+    status = session->Charge(report.spent, neighbouring);
+    if (!status.ok()) return status;
+  }
   for (size_t i = 0; i < request.quantiles.size(); ++i) {
     out[i] = values[sorted.index_of_input[i]];
   }

@@ -51,9 +51,12 @@ class QuantileStream {
   size_t MemoryBytes() const { return sketch_.MemoryBytes(); }
   std::vector<uint8_t> Serialize() { return sketch_.Serialize(); }
 
-  // One private value per quantile into out, in the order requested.
+  // One private value per quantile into out, in the order requested; with a
+  // session, refused before the sketch is read when it would not fit, and
+  // charged when it succeeds.
   StatusOr<ReleaseReport> Release(const StreamReleaseRequest& request,
-                                  double* out);
+                                  double* out,
+                                  PrivacySession* session = nullptr);
 
   GkSketch& sketch() { return sketch_; }
 

@@ -11,7 +11,7 @@ import { marked } from 'marked';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const out = join(root, 'dist-site/docs');
-const pages = ['README.md', ...readdirSync(join(root, 'docs/algorithms')).filter((f) => f.endsWith('.md')).map((f) => `docs/algorithms/${f}`)];
+const pages = ['README.md', 'docs/sessions.md', ...readdirSync(join(root, 'docs/algorithms')).filter((f) => f.endsWith('.md')).map((f) => `docs/algorithms/${f}`)];
 
 // README.md sits at the docs root; a link to another shipped .md becomes its
 // .html; links to what the tarball does not ship stay as they are.
@@ -30,7 +30,7 @@ pre{overflow-x:auto;background:#f5f5f5;padding:.75rem}code{font-size:.92em}table
 th,td{border:1px solid #ccc;padding:.25rem .5rem}a{color:#1d5fbf}</style>
 </head>
 <body>
-<p><a href="${path === 'README.md' ? '../index.html' : '../../../index.html'}">← the demo</a></p>
+<p><a href="${'../'.repeat(path.split('/').length) + 'index.html'}">← the demo</a></p>
 ${html}
 </body>
 </html>

@@ -135,6 +135,67 @@ WasmReleaseResult StatusResult(const dpq::Status& status) {
   return result;
 }
 
+// A privacy session owned by JavaScript (TypeScript disposes it). Holds the
+// construction error instead of a session when creation failed.
+class WasmSession {
+ public:
+  explicit WasmSession(dpq::StatusOr<dpq::PrivacySession> created)
+      : status_(created.status()) {
+    if (created.ok()) session_.emplace(std::move(created.value()));
+  }
+  WasmReleaseResult status() const { return StatusResult(status_); }
+  dpq::PrivacySession* get() { return session_ ? &*session_ : nullptr; }
+  val Spent() const { return Budget(session_->Spent()); }
+  val Remaining() const { return Budget(session_->Remaining()); }
+  val Total() const { return Budget(session_->total()); }
+  int Releases() const { return session_->releases(); }
+  std::string Neighbouring() const {
+    return dpq::NeighbouringName(session_->neighbouring());
+  }
+
+ private:
+  // { epsilon } / { rho } / { epsilon, delta }, as the caller wrote it.
+  static val Budget(const dpq::PrivacyBudget& budget) {
+    val object = val::object();
+    if (budget.kind == dpq::PrivacyBudget::Kind::kZcdp) {
+      object.set("rho", budget.rho);
+    } else {
+      object.set("epsilon", budget.epsilon);
+      if (budget.kind == dpq::PrivacyBudget::Kind::kApprox) {
+        object.set("delta", budget.delta);
+      }
+    }
+    return object;
+  }
+  dpq::Status status_;
+  std::optional<dpq::PrivacySession> session_;
+};
+
+// spec: { epsilon?, rho?, delta?, neighbouring: 'add-remove' | 'replace-one' },
+// checked in TS.
+WasmSession* CreateSession(const val& spec) {
+  const std::optional<double> epsilon = OptionalNumber(spec, "epsilon");
+  const std::optional<double> rho = OptionalNumber(spec, "rho");
+  const std::optional<double> delta = OptionalNumber(spec, "delta");
+  dpq::PrivacyBudget total =
+      rho.has_value() ? dpq::PrivacyBudget::Zcdp(*rho)
+      : delta.has_value()
+          ? dpq::PrivacyBudget::Approx(epsilon.value_or(0), *delta)
+          : dpq::PrivacyBudget::Pure(epsilon.value_or(0));
+  const dpq::Neighbouring neighbouring =
+      spec["neighbouring"].as<std::string>() == "replace-one"
+          ? dpq::Neighbouring::kReplaceOne
+          : dpq::Neighbouring::kAddRemove;
+  return new WasmSession(dpq::PrivacySession::Create(total, neighbouring));
+}
+
+// The session a spec names (its `session` property), or null.
+dpq::PrivacySession* SessionOf(const val& spec) {
+  const val session = spec["session"];
+  if (session.isUndefined() || session.isNull()) return nullptr;
+  return session.as<WasmSession*>(emscripten::allow_raw_pointers())->get();
+}
+
 // data: `count` doubles at data_address (overwritten: it is the caller's
 // scratch copy); quantiles: `quantile_count` doubles; out: room for as many.
 // spec: { method, lower, upper, epsilon?, rho?, seed?, options? }, options
@@ -166,9 +227,9 @@ WasmReleaseResult Release(uintptr_t data_address, uint32_t count,
   const double* quantiles = HeapPointer<const double>(quantiles_address);
   request.quantiles.assign(quantiles, quantiles + quantile_count);
   ReadOptions(spec["options"], &request.options, &request.text_options);
-  return ToResult(dpq::ReleaseQuantiles(HeapPointer<double>(data_address),
-                                        count, request,
-                                        HeapPointer<double>(out_address)));
+  return ToResult(
+      dpq::ReleaseQuantiles(HeapPointer<double>(data_address), count, request,
+                            HeapPointer<double>(out_address), SessionOf(spec)));
 }
 
 // data as for Release; out: room for SanitizeSize(spec) doubles.
@@ -184,8 +245,8 @@ WasmReleaseResult Sanitize(uintptr_t data_address, uint32_t count,
   request.step = OptionalNumber(spec, "step");
   request.seed = OptionalSeed(spec);
   return ToResult(dpq::SanitizeSample(HeapPointer<double>(data_address), count,
-                                      request,
-                                      HeapPointer<double>(out_address)));
+                                      request, HeapPointer<double>(out_address),
+                                      SessionOf(spec)));
 }
 
 // The sample size a sanitize spec asks for, or -1 when it is invalid (the
@@ -233,8 +294,8 @@ class WasmStream {
     const double* quantiles = HeapPointer<const double>(quantiles_address);
     request.quantiles.assign(quantiles, quantiles + quantile_count);
     ReadOptions(spec["options"], &request.options, nullptr);
-    return ToResult(
-        stream_->Release(request, HeapPointer<double>(out_address)));
+    return ToResult(stream_->Release(request, HeapPointer<double>(out_address),
+                                     SessionOf(spec)));
   }
 
   // A fresh Uint8Array copy of the serialized sketch.
@@ -311,5 +372,14 @@ EMSCRIPTEN_BINDINGS(dp_quantiles) {
   emscripten::function("createStream", &CreateStream,
                        emscripten::allow_raw_pointers());
   emscripten::function("loadStream", &LoadStream,
+                       emscripten::allow_raw_pointers());
+  emscripten::class_<WasmSession>("Session")
+      .function("status", &WasmSession::status)
+      .function("spent", &WasmSession::Spent)
+      .function("remaining", &WasmSession::Remaining)
+      .function("total", &WasmSession::Total)
+      .function("releases", &WasmSession::Releases)
+      .function("neighbouring", &WasmSession::Neighbouring);
+  emscripten::function("createSession", &CreateSession,
                        emscripten::allow_raw_pointers());
 }

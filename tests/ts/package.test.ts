@@ -59,7 +59,7 @@ console.log(JSON.stringify(Array.from(v)));`,
   // published types under each module resolution users have.
   writeFileSync(
     join(app, 'quickstart.ts'),
-    `import { loadDpQuantiles, DpQuantilesError, type QuantilesRelease } from 'dp-quantiles';
+    `import { loadDpQuantiles, DpQuantilesError, type QuantilesRelease, type SessionBudget } from 'dp-quantiles';
 const data = [3, 1, 4, 1, 5, 9, 2, 6];
 const dpq = await loadDpQuantiles();
 const values: Float64Array = dpq.quantiles(data, { lower: 0, upper: 10, quantiles: [0.25, 0.5, 0.75], epsilon: 1 });
@@ -70,6 +70,10 @@ stream.dispose();
 {
   using scoped = dpq.createStream({ lower: 0, upper: 10, alpha: 1e-3 });
   scoped.push(data);
+  using session = dpq.session({ epsilon: 2 });
+  const inSession: QuantilesRelease = session.release(data, { lower: 0, upper: 10, quantiles: [0.5], epsilon: 1 });
+  const spent: SessionBudget = session.spent;
+  console.log(inSession.values.length, spent, session.releaseStream(scoped, { quantiles: [0.5], epsilon: 0.5, method: 'hist-gk' }).values);
 }
 try {
   dpq.quantiles([Number.NaN], { lower: 0, upper: 1, quantiles: [0.5], epsilon: 1 });
@@ -91,7 +95,7 @@ console.log(values.length, release.resolution);
     // Top-level await needs an ES module; under node10/commonjs wrap it.
     if (resolution === 'node10') {
       writeFileSync(join(app, 'quickstart-cjs.ts'), `async function main(): Promise<void> {\n${
-        readFileSync(join(app, 'quickstart.ts'), 'utf8').split('\n').slice(1).join('\n')}\n}\nvoid main();\nimport { loadDpQuantiles, DpQuantilesError, type QuantilesRelease } from 'dp-quantiles';\n`);
+        readFileSync(join(app, 'quickstart.ts'), 'utf8').split('\n').slice(1).join('\n')}\n}\nvoid main();\nimport { loadDpQuantiles, DpQuantilesError, type QuantilesRelease, type SessionBudget } from 'dp-quantiles';\n`);
       config.files = ['quickstart-cjs.ts'];
     }
     writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(config));

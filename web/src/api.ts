@@ -1,11 +1,20 @@
 import type {
   DpqWasmModule,
+  WasmBudget,
   WasmReleaseResult,
   WasmReleaseSpec,
   WasmSanitizeSpec,
+  WasmSession,
 } from './generated/dpq_module.mjs';
 import { DpQuantilesError, type DpQuantilesErrorCode } from './errors.js';
-import { wrapStream, type QuantileStream, type StreamOptions } from './stream.js';
+import {
+  releaseInSession,
+  wrapStream,
+  type QuantileStream,
+  type StreamOptions,
+  type StreamQuantilesOptions,
+  type StreamRelease,
+} from './stream.js';
 
 /** Release methods; docs/algorithms/ has a page for each. */
 export type QuantileMethod =
@@ -195,6 +204,51 @@ export interface QuantilesRelease {
   resolution: number;
 }
 
+/**
+ * A session's total budget: pure `epsilon`, `epsilon` with `delta`, or
+ * `rho` (zCDP). What releases spend is composed against it (see
+ * docs/sessions.md).
+ */
+export type SessionBudget =
+  | { epsilon: number; delta?: number; rho?: undefined }
+  | { rho: number; epsilon?: undefined; delta?: undefined };
+
+/** Options of `dpq.session`. */
+export type SessionOptions = SessionBudget & {
+  /**
+   * Who the session's guarantee protects. `'add-remove'` (default): adding
+   * or removing one record; replace-one methods (inverse sensitivity,
+   * DPExpGK) are refused. `'replace-one'`: replacing one record; every
+   * method fits, add-remove releases counting twice over.
+   */
+  neighbouring?: 'add-remove' | 'replace-one';
+};
+
+/**
+ * A privacy budget across releases. Each release checks that it fits before
+ * reading any data (else `BUDGET_EXCEEDED`) and is charged when it succeeds;
+ * a failed call spends nothing.
+ */
+export interface PrivacySession {
+  quantiles(data: NumericData, options: QuantilesOptions): Float64Array;
+  release(data: NumericData, options: QuantilesOptions): QuantilesRelease;
+  sanitize(data: NumericData, options: SanitizeOptions): Float64Array;
+  /** A stream's release, spent from this session. */
+  releaseStream(stream: QuantileStream, options: StreamQuantilesOptions): StreamRelease;
+  /** The total budget. */
+  readonly total: SessionBudget;
+  /** What the releases so far spend together (composed, rounded up). */
+  readonly spent: SessionBudget;
+  /** Total minus spent, per part: a guide; whether a release fits is decided by composition. */
+  readonly remaining: SessionBudget;
+  /** Successful releases charged so far. */
+  readonly releases: number;
+  readonly neighbouring: 'add-remove' | 'replace-one';
+  /** Frees the session's WebAssembly memory; later calls throw INVALID_STATE. */
+  dispose(): void;
+  [Symbol.dispose](): void;
+}
+
 /** The loaded library. Create it with `loadDpQuantiles()`. */
 export interface DpQuantiles {
   /**
@@ -217,6 +271,12 @@ export interface DpQuantiles {
   createStream(options: StreamOptions): QuantileStream;
   /** A stream from `QuantileStream.serialize()` bytes; CORRUPT_DATA if not. */
   loadStream(bytes: Uint8Array): QuantileStream;
+  /**
+   * A privacy session: releases made through it spend from one total
+   * budget, and one that would overspend throws `BUDGET_EXCEEDED` before
+   * touching the data.
+   */
+  session(options: SessionOptions): PrivacySession;
   /** The method names this build supports. */
   readonly methods: readonly QuantileMethod[];
   /** Current size of the WebAssembly heap in bytes (diagnostics). */
@@ -374,6 +434,12 @@ function toRelease(result: WasmReleaseResult, values: Float64Array): QuantilesRe
   };
 }
 
+// Sessions not disposed are freed when collected (a safety net).
+const sessions =
+  typeof FinalizationRegistry === 'function'
+    ? new FinalizationRegistry<WasmSession>((handle) => handle.delete())
+    : undefined;
+
 /** Wraps a loaded Emscripten module. Internal: use `loadDpQuantiles()`. */
 export function wrapModule(module: DpqWasmModule): DpQuantiles {
   // Frozen: the type says readonly, and so does the runtime.
@@ -409,9 +475,14 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     }
   }
 
-  function release(data: Float64Array | ArrayLike<number>, options: QuantilesOptions): QuantilesRelease {
+  function release(
+    data: Float64Array | ArrayLike<number>,
+    options: QuantilesOptions,
+    session?: WasmSession,
+  ): QuantilesRelease {
     const values = checkNumbers('data', data);
     const spec = buildSpec(options);
+    if (session !== undefined) spec.session = session;
     const quantiles = checkNumbers('quantiles', options.quantiles);
     checkSize(values);
     return withHeap([values, quantiles], quantiles.length, ([dataAt, quantilesAt], out) => {
@@ -420,9 +491,13 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     });
   }
 
-  function sanitize(data: Float64Array | ArrayLike<number>, options: SanitizeOptions): Float64Array {
+  function sanitize(
+    data: Float64Array | ArrayLike<number>,
+    options: SanitizeOptions,
+    session?: WasmSession,
+  ): Float64Array {
     const values = checkNumbers('data', data);
-    const spec = buildSanitizeSpec(options);
+    const spec = { ...buildSanitizeSpec(options), ...(session === undefined ? {} : { session }) };
     checkSize(values);
     const size = Math.max(0, module.sanitizeSize(spec));
     return withHeap([values], size, ([dataAt], out) => {
@@ -457,12 +532,84 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     }
   }
 
+  function session(options: SessionOptions): PrivacySession {
+    checkObject(options);
+    checkNumber('epsilon', options.epsilon, true);
+    checkNumber('delta', options.delta, true);
+    checkNumber('rho', options.rho, true);
+    for (const key of Object.keys(options)) {
+      if (!['epsilon', 'delta', 'rho', 'neighbouring'].includes(key)) unknownOption(key, ['epsilon', 'delta', 'rho', 'neighbouring']);
+    }
+    if ((options.epsilon === undefined) === (options.rho === undefined)) {
+      fail('INVALID_PRIVACY', 'a session takes exactly one of epsilon and rho');
+    }
+    if (options.delta !== undefined && options.rho !== undefined) {
+      fail('INVALID_PRIVACY', 'delta goes with epsilon, not rho');
+    }
+    const neighbouring = options.neighbouring ?? 'add-remove';
+    if (neighbouring !== 'add-remove' && neighbouring !== 'replace-one') {
+      fail('INVALID_OPTION', `neighbouring must be 'add-remove' or 'replace-one', got ${JSON.stringify(neighbouring)}`);
+    }
+    const handle = module.createSession({ epsilon: options.epsilon, delta: options.delta, rho: options.rho, neighbouring });
+    const status = handle.status();
+    if (status.code !== 0) {
+      handle.delete();
+      fail(status.codeName as DpQuantilesErrorCode, status.message);
+    }
+    let disposed = false;
+    const token = {};
+    sessions?.register(token, handle, token);
+    const live = (): WasmSession => {
+      if (disposed) fail('INVALID_STATE', 'this session was disposed');
+      return handle;
+    };
+    const budget = (b: WasmBudget): SessionBudget =>
+      (b.rho !== undefined ? { rho: b.rho } : b.delta !== undefined ? { epsilon: b.epsilon!, delta: b.delta } : { epsilon: b.epsilon! });
+    const made: Omit<PrivacySession, typeof Symbol.dispose> = {
+      quantiles: (data, releaseOptions) => release(data, releaseOptions, live()).values,
+      release: (data, releaseOptions) => release(data, releaseOptions, live()),
+      sanitize: (data, sanitizeOptions) => sanitize(data, sanitizeOptions, live()),
+      releaseStream(stream, streamOptions) {
+        const inSession = releaseInSession.get(stream);
+        if (inSession === undefined) fail('INVALID_ARGUMENT', 'stream must come from createStream or loadStream');
+        return inSession(streamOptions, live());
+      },
+      get total() {
+        return budget(live().total());
+      },
+      get spent() {
+        return budget(live().spent());
+      },
+      get remaining() {
+        return budget(live().remaining());
+      },
+      get releases() {
+        return live().releases();
+      },
+      get neighbouring() {
+        return live().neighbouring() as PrivacySession['neighbouring'];
+      },
+      dispose() {
+        if (disposed) return;
+        disposed = true;
+        sessions?.unregister(token);
+        handle.delete();
+      },
+    };
+    const disposeSymbol = (Symbol as { dispose?: symbol }).dispose;
+    if (disposeSymbol !== undefined) {
+      Object.defineProperty(made, disposeSymbol, { value: () => made.dispose() });
+    }
+    return made as PrivacySession;
+  }
+
   return {
     quantiles: (data, options) => release(data, options).values,
-    release,
-    sanitize,
+    release: (data, options) => release(data, options),
+    sanitize: (data, options) => sanitize(data, options),
     createStream,
     loadStream,
+    session,
     methods,
     heapBytes: () => module.HEAP8.length,
   };

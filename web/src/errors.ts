@@ -1,5 +1,5 @@
 /**
- * Stable error codes. The first ten come from the C++ core (core/status.h);
+ * Stable error codes. All but the last come from the C++ core (core/status.h);
  * `INVALID_ARGUMENT` is raised in TypeScript for values of the wrong
  * JavaScript type.
  */
@@ -14,6 +14,7 @@ export type DpQuantilesErrorCode =
   | 'INVALID_STATE'
   | 'CORRUPT_DATA'
   | 'ENTROPY_UNAVAILABLE'
+  | 'BUDGET_EXCEEDED'
   | 'INVALID_ARGUMENT';
 
 /** Thrown for every invalid input; the instance that threw keeps working. */

@@ -12,12 +12,15 @@ export type {
   InverseSensitivityOptions,
   JointExpOptions,
   NumericData,
+  PrivacySession,
   PrivacySpent,
   QuantileMethod,
   QuantilesOptions,
   QuantilesRelease,
   SanitizeOptions,
   SanitizeShape,
+  SessionBudget,
+  SessionOptions,
   TreeCdfOptions,
 } from './api.js';
 export type {

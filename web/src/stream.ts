@@ -1,5 +1,5 @@
 /// <reference lib="esnext.disposable" preserve="true" />
-import type { DpqWasmModule, WasmReleaseResult, WasmStream } from './generated/dpq_module.mjs';
+import type { DpqWasmModule, WasmReleaseResult, WasmSession, WasmStream } from './generated/dpq_module.mjs';
 import { DpQuantilesError, type DpQuantilesErrorCode } from './errors.js';
 import { privacyOf, type Budget, type NumericData, type PrivacySpent } from './api.js';
 
@@ -93,6 +93,9 @@ const registry =
     : undefined;
 
 
+/** Internal: each stream's release with a session to spend from. */
+export const releaseInSession = new WeakMap<object, (options: StreamQuantilesOptions, session: WasmSession) => StreamRelease>();
+
 /** Internal: wraps an embind stream handle. */
 export function wrapStream(
   module: DpqWasmModule,
@@ -134,7 +137,7 @@ export function wrapStream(
     }
   }
 
-  function release(options: StreamQuantilesOptions): StreamRelease {
+  function release(options: StreamQuantilesOptions, session?: WasmSession): StreamRelease {
     const stream = live();
     if (typeof options !== 'object' || options === null) fail('INVALID_ARGUMENT', 'options must be an object');
     const quantiles = copyNumbers('quantiles', options.quantiles);
@@ -153,7 +156,14 @@ export function wrapStream(
     }
     const methodOptions: Record<string, number> = {};
     if (options.bins !== undefined) methodOptions.bins = options.bins;
-    const spec = { method, epsilon: options.epsilon, rho: options.rho, seed: options.seed, options: methodOptions };
+    const spec = {
+      method,
+      epsilon: options.epsilon,
+      rho: options.rho,
+      seed: options.seed,
+      options: methodOptions,
+      ...(session === undefined ? {} : { session }),
+    };
     return withBuffer(quantiles, quantiles.length, (at, out) => {
       const result = stream.release(at, quantiles.length, out, spec);
       check(result);
@@ -180,7 +190,7 @@ export function wrapStream(
       return live().memoryBytes();
     },
     quantiles: (options) => release(options).values,
-    release,
+    release: (options) => release(options),
     serialize: () => live().serialize(),
     dispose() {
       if (disposed) return;
@@ -190,6 +200,7 @@ export function wrapStream(
       handle.delete();
     },
   };
+  releaseInSession.set(stream, release);
   // `using s = dpq.createStream(...)` where the runtime has Symbol.dispose.
   const disposeSymbol = (Symbol as { dispose?: symbol }).dispose;
   if (disposeSymbol !== undefined) {

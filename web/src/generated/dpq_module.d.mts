@@ -18,6 +18,8 @@ export interface WasmReleaseResult {
 
 export interface WasmReleaseSpec {
   method: string;
+  /** A session to check and charge (see WasmSession). */
+  session?: WasmSession;
   lower: number;
   upper: number;
   epsilon?: number;
@@ -27,6 +29,7 @@ export interface WasmReleaseSpec {
 }
 
 export interface WasmSanitizeSpec {
+  session?: WasmSession;
   lower: number;
   upper: number;
   epsilon?: number;
@@ -44,6 +47,7 @@ export interface WasmStreamSpec {
 }
 
 export interface WasmStreamReleaseSpec {
+  session?: WasmSession;
   method: string;
   epsilon?: number;
   rho?: number;
@@ -64,6 +68,31 @@ export interface WasmStream {
     spec: WasmStreamReleaseSpec,
   ): WasmReleaseResult;
   serialize(): Uint8Array;
+  delete(): void;
+}
+
+/** A privacy budget as the core reports it. */
+export interface WasmBudget {
+  epsilon?: number;
+  delta?: number;
+  rho?: number;
+}
+
+export interface WasmSessionSpec {
+  epsilon?: number;
+  delta?: number;
+  rho?: number;
+  neighbouring: string;
+}
+
+/** An embind object: JavaScript must call delete() once. */
+export interface WasmSession {
+  status(): WasmReleaseResult;
+  spent(): WasmBudget;
+  remaining(): WasmBudget;
+  total(): WasmBudget;
+  releases(): number;
+  neighbouring(): string;
   delete(): void;
 }
 
@@ -90,6 +119,7 @@ export interface DpqWasmModule {
   methods(): string;
   createStream(spec: WasmStreamSpec): WasmStream;
   loadStream(bytesAddress: number, size: number): WasmStream;
+  createSession(spec: WasmSessionSpec): WasmSession;
   HEAPU8: Uint8Array;
 }
 

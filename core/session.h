@@ -1,0 +1,97 @@
+// A privacy budget across releases: a total and what has been spent, with
+// composition done in one place. A release asks the session first and is
+// refused with BUDGET_EXCEEDED before any data is read when it would not fit;
+// the session is charged when the release succeeds (a failed call publishes
+// nothing).
+//
+// Composition (all sums rounded up, never down):
+//  - pure epsilon session: pure releases only; epsilons add (basic
+//    composition).
+//  - rho-zCDP session: rho adds (Bun and Steinke 2016, Lemma 2.3); a pure
+//    epsilon release counts as epsilon^2 / 2 (Prop. 1.4: epsilon-DP implies
+//    (epsilon^2 / 2)-zCDP); (epsilon, delta) releases are refused (no zCDP
+//    bound follows from them).
+//  - (epsilon, delta) session: (epsilon, delta) releases add both parts;
+//    zCDP releases add their rho and the total rho is converted once with the
+//    delta left over, by the conversion of Canonne, Kamath and Steinke 2020
+//    (Prop. 12; see ZcdpToApproxEpsilon); pure releases either add their
+//    epsilon or, when that is smaller in total, join the zCDP part as
+//    epsilon^2 / 2. Both accountings are valid for the same sequence; the
+//    smaller is reported.
+//
+// Neighbouring relations: an add-remove session holds add-remove releases; a
+// release that protects a replaced record with n public (inverse
+// sensitivity, DPExpGK) is refused there, since it says nothing about adding
+// a record. A replace-one session holds both: replacing a record is removing
+// one and adding one, so an add-remove release counts twice over (group
+// privacy for 2: 2 epsilon; 4 rho; (2 epsilon, (1 + e^epsilon) delta)).
+#ifndef DPQ_CORE_SESSION_H_
+#define DPQ_CORE_SESSION_H_
+
+#include <string>
+
+#include "core/privacy.h"
+#include "core/status.h"
+
+namespace dpq {
+
+enum class Neighbouring { kAddRemove, kReplaceOne };
+
+// "add-remove" or "replace-one".
+const char* NeighbouringName(Neighbouring neighbouring);
+
+// The smallest epsilon the conversion of rho-zCDP to (epsilon, delta)-DP of
+// Canonne, Kamath and Steinke 2020 (Prop. 12) gives: for every alpha > 1,
+// epsilon(alpha) = alpha rho + (log(1 / delta) + alpha log(1 - 1 / alpha) -
+// log(alpha - 1)) / (alpha - 1) is valid; the best alpha is found
+// numerically and the value rounded up. At most rho + 2 sqrt(rho log(1 /
+// delta)), the common bound, and about 10% below it at rho = 0.5,
+// delta = 1e-5. rho >= 0, delta in (0, 1).
+double ZcdpToApproxEpsilon(double rho, double delta);
+
+class PrivacySession {
+ public:
+  // INVALID_PRIVACY for a total that is not a valid budget.
+  static StatusOr<PrivacySession> Create(const PrivacyBudget& total,
+                                         Neighbouring neighbouring);
+
+  // OK when `cost` (what one release spends, under its own neighbouring
+  // relation) fits in what is left; BUDGET_EXCEEDED naming both otherwise,
+  // INVALID_PRIVACY when the kinds cannot compose here.
+  Status Check(const PrivacyBudget& cost, Neighbouring release) const;
+  // Check, then add the cost.
+  Status Charge(const PrivacyBudget& cost, Neighbouring release);
+
+  const PrivacyBudget& total() const { return total_; }
+  Neighbouring neighbouring() const { return neighbouring_; }
+  // What the releases so far spend together, in the session's kind.
+  PrivacyBudget Spent() const;
+  // The total minus Spent(), per part, never below 0. Informative: whether a
+  // release fits is Check's answer (composition is not subtraction).
+  PrivacyBudget Remaining() const;
+  int releases() const { return releases_; }
+
+ private:
+  struct Totals {
+    double pure_epsilon = 0;    // sum of pure releases' epsilon
+    double pure_as_rho = 0;     // sum of their epsilon^2 / 2
+    double approx_epsilon = 0;  // sum of (epsilon, delta) releases' parts
+    double approx_delta = 0;
+    double rho = 0;  // sum of zCDP releases' rho
+  };
+  PrivacySession(const PrivacyBudget& total, Neighbouring neighbouring)
+      : total_(total), neighbouring_(neighbouring) {}
+  // The totals with `cost` added, or the reason it cannot be.
+  StatusOr<Totals> With(const PrivacyBudget& cost, Neighbouring release) const;
+  PrivacyBudget SpentOf(const Totals& totals) const;
+  static std::string Describe(const PrivacyBudget& budget);
+
+  PrivacyBudget total_;
+  Neighbouring neighbouring_;
+  Totals totals_;
+  int releases_ = 0;
+};
+
+}  // namespace dpq
+
+#endif  // DPQ_CORE_SESSION_H_

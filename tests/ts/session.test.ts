@@ -1,0 +1,117 @@
+// Privacy sessions on the real WASM module: a budget across releases.
+import { beforeAll, describe, expect, it } from 'vitest';
+
+import { loadDpQuantiles, type DpQuantiles } from '../../dist/node.js';
+
+import { errorCode as code, lcgData } from './helpers.js';
+
+let dpq: DpQuantiles;
+beforeAll(async () => {
+  dpq = await loadDpQuantiles();
+});
+
+const data = lcgData(1000, 7);
+const base = { lower: 0, upper: 100, quantiles: [0.25, 0.5, 0.75] };
+
+describe('sessions', () => {
+  it('spend from one budget and refuse an overspend before reading the data', () => {
+    const session = dpq.session({ epsilon: 3 });
+    expect(session.total).toEqual({ epsilon: 3 });
+    session.release(data, { ...base, epsilon: 1 });
+    session.quantiles(data, { ...base, epsilon: 1, method: 'aggtree' });
+    expect(session.spent).toEqual({ epsilon: 2 });
+    expect(session.remaining).toEqual({ epsilon: 1 });
+    expect(session.releases).toBe(2);
+    // Data the release would reject (NaN) is never looked at: the budget
+    // check comes first.
+    const poisoned = Float64Array.from(data);
+    poisoned[5] = Number.NaN;
+    expect(code(() => session.release(poisoned, { ...base, epsilon: 1.5 }))).toBe('BUDGET_EXCEEDED');
+    try {
+      session.release(data, { ...base, epsilon: 1.5 });
+    } catch (error) {
+      expect((error as Error).message).toMatch(/epsilon = 2 of epsilon = 3 spent in 2 releases/);
+    }
+    // A failed release spends nothing.
+    expect(code(() => session.release(data, { ...base, lower: 5, upper: 1, epsilon: 0.5 }))).toBe('INVALID_BOUNDS');
+    expect(session.spent).toEqual({ epsilon: 2 });
+    session.sanitize(data, { lower: 0, upper: 100, epsilon: 1, size: 20 });
+    expect(session.spent).toEqual({ epsilon: 3 });
+    expect(code(() => session.release(data, { ...base, epsilon: 1e-6 }))).toBe('BUDGET_EXCEEDED');
+    session.dispose();
+    expect(code(() => session.spent)).toBe('INVALID_STATE');
+  });
+
+  it('compose kinds: pure releases in a rho session count epsilon^2 / 2', () => {
+    using session = dpq.session({ rho: 1 });
+    session.release(data, { ...base, epsilon: 1 });
+    session.release(data, { ...base, rho: 0.25 });
+    expect(session.spent).toEqual({ rho: 0.75 });
+    expect(code(() => session.release(data, { ...base, rho: 0.3 }))).toBe('BUDGET_EXCEEDED');
+    expect(code(() => session.release(data, { ...base, method: 'appindexp', epsilon: 0.1, delta: 1e-9 }))).toBe(
+      'INVALID_PRIVACY',
+    );
+  });
+
+  it('convert zCDP releases once inside an (epsilon, delta) session', () => {
+    using session = dpq.session({ epsilon: 5, delta: 1e-5 });
+    session.release(data, { ...base, rho: 0.25 });
+    session.release(data, { ...base, rho: 0.25 });
+    // rho = 0.5 at delta = 1e-5: epsilon 4.7284 (Canonne, Kamath and
+    // Steinke's conversion; the common rho + 2 sqrt(rho log(1/delta)) says 5.30).
+    const spent = session.spent as { epsilon: number; delta: number };
+    expect(spent.epsilon).toBeCloseTo(4.7284, 3);
+    expect(spent.delta).toBeLessThanOrEqual(1e-5);
+    session.release(data, { ...base, method: 'appindexp', epsilon: 0.1, delta: 1e-9 });
+    expect(code(() => session.release(data, { ...base, rho: 0.1 }))).toBe('BUDGET_EXCEEDED');
+  });
+
+  it('follow the neighbouring relation of each method', () => {
+    using addRemove = dpq.session({ epsilon: 4 });
+    expect(addRemove.neighbouring).toBe('add-remove');
+    expect(code(() => addRemove.release(data, { ...base, method: 'inverse-sensitivity', epsilon: 1 }))).toBe(
+      'INVALID_PRIVACY',
+    );
+    using replace = dpq.session({ epsilon: 4, neighbouring: 'replace-one' });
+    replace.release(data, { ...base, method: 'inverse-sensitivity', epsilon: 1 });
+    replace.release(data, { ...base, epsilon: 1 }); // add-remove: counts twice
+    expect(replace.spent).toEqual({ epsilon: 3 });
+  });
+
+  it('hold stream releases too', () => {
+    using stream = dpq.createStream({ lower: 0, upper: 100, alpha: 1e-3 });
+    stream.push(data);
+    using session = dpq.session({ epsilon: 1 });
+    const released = session.releaseStream(stream, { quantiles: [0.5], method: 'hist-gk', epsilon: 0.75 });
+    expect(released.values[0]).toBeGreaterThan(30);
+    expect(released.values[0]).toBeLessThan(70);
+    expect(session.spent).toEqual({ epsilon: 0.75 });
+    expect(code(() => session.releaseStream(stream, { quantiles: [0.5], method: 'hist-gk', epsilon: 0.5 }))).toBe(
+      'BUDGET_EXCEEDED',
+    );
+    expect(code(() => session.releaseStream(stream, { quantiles: [0.5], method: 'exp-gk', epsilon: 0.1 }))).toBe(
+      'INVALID_PRIVACY',
+    );
+  });
+
+  it('reject bad totals with a typed error', () => {
+    expect(code(() => dpq.session({ epsilon: 0 }))).toBe('INVALID_PRIVACY');
+    expect(code(() => dpq.session({ epsilon: 1, delta: 1 }))).toBe('INVALID_PRIVACY');
+    // @ts-expect-error: exactly one of epsilon and rho
+    expect(code(() => dpq.session({ epsilon: 1, rho: 1 }))).toBe('INVALID_PRIVACY');
+    // @ts-expect-error: a typo
+    expect(code(() => dpq.session({ epsilom: 1 }))).toBe('INVALID_OPTION');
+    // @ts-expect-error: not a relation
+    expect(code(() => dpq.session({ epsilon: 1, neighbouring: 'swap' }))).toBe('INVALID_OPTION');
+    const ten = dpq.session({ epsilon: 1 });
+    for (let i = 0; i < 9; i++) ten.release(data, { ...base, epsilon: 0.1 });
+    // Ten times 0.1 is 1 + 5.6e-17 in binary: the session says so.
+    try {
+      ten.release(data, { ...base, epsilon: 0.1 });
+      expect.unreachable();
+    } catch (error) {
+      expect((error as Error).message).toMatch(/slightly above their value in binary/);
+    }
+    ten.dispose();
+  });
+});

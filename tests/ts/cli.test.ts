@@ -148,6 +148,30 @@ describe('dp-quantiles CLI', () => {
     expect(peakKiB).toBeLessThan(100 * 1024);
   }, 60_000);
 
+  it('spends several releases from one --budget session and refuses an overspend', () => {
+    const scores = writeCsv('session.csv', `score\n${Array.from({ length: 400 }, (_, i) => (i * 37) % 101).join('\n')}\n`);
+    const both = run([scores, '--column', 'score', '--lower', '0', '--upper', '100', '--epsilon', '1',
+      '--quantiles', '0.5', '--quantiles', '0.1,0.9', '--budget', 'epsilon=2', '--show-true']);
+    expect(both.stderr).toBe('');
+    const out = JSON.parse(both.stdout);
+    expect(out.releases).toHaveLength(2);
+    expect(out.releases[1].quantiles.map((entry: { q: number }) => entry.q)).toEqual([0.1, 0.9]);
+    expect(out.releases[0].quantiles[0].rankError).toBeGreaterThanOrEqual(0);
+    expect(out.session).toEqual({ total: { epsilon: 2 }, spent: { epsilon: 2 }, remaining: { epsilon: 0 }, releases: 2 });
+    // A third set does not fit: refused, nothing printed.
+    const over = run([scores, '--column', 'score', '--lower', '0', '--upper', '100', '--epsilon', '1',
+      '--quantiles', '0.5', '--quantiles', '0.1', '--quantiles', '0.9', '--budget', 'epsilon=2']);
+    expect(over.status).toBe(1);
+    expect(over.stdout).toBe('');
+    expect(over.stderr).toMatch(/BUDGET_EXCEEDED: .*epsilon = 2 of epsilon = 2 spent in 2 releases/);
+    // zCDP releases in an (epsilon, delta) session.
+    const mixed = JSON.parse(run([scores, '--column', 'score', '--lower', '0', '--upper', '100', '--rho', '0.25',
+      '--quantiles', '0.5', '--quantiles', '0.25', '--budget', 'epsilon=5,delta=1e-5']).stdout);
+    expect(mixed.session.spent.epsilon).toBeCloseTo(4.7284, 3);
+    expect(run([scores, '--column', 'score', '--lower', '0', '--upper', '1', '--epsilon', '1', '--budget', 'eps=2']).stderr)
+      .toMatch(/--budget takes epsilon=E/);
+  });
+
   it('warns the data owner on stderr when most values were clamped', () => {
     const incomes = writeCsv('incomes.csv', `income\n${Array.from({ length: 50 }, (_, i) => 20000 + i * 1000).join('\n')}\n`);
     const result = run([incomes, '--column', 'income', '--lower', '-5000', '--upper', '-1', '--epsilon', '1']);

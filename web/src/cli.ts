@@ -11,10 +11,12 @@ import {
   loadDpQuantiles,
   type QuantileMethod,
   type QuantilesOptions,
+  type SessionOptions,
 } from './node.js';
 
 const USAGE = `usage: dp-quantiles [FILE] --column NAME|INDEX --lower L --upper U
-                    (--epsilon E | --rho R) [--quantiles Q1,Q2,...]
+                    (--epsilon E | --rho R) [--quantiles Q1,Q2,... ...]
+                    [--budget epsilon=E|rho=R|epsilon=E,delta=D]
                     [--method M] [--step S] [--delimiter D] [--option NAME=VALUE ...]
                     [--seed N]
                     [--no-header] [--show-true]
@@ -27,7 +29,11 @@ prints the private quantiles of one column as JSON.
                 off the data: that leaks it.
   --epsilon     pure epsilon-DP budget, or
   --rho         rho-zCDP budget
-  --quantiles   comma-separated, each in (0, 1) (default 0.25,0.5,0.75)
+  --quantiles   comma-separated, each in (0, 1) (default 0.25,0.5,0.75);
+                repeat it for several releases
+  --budget      a session over the releases: epsilon=E, rho=R or
+                epsilon=E,delta=D; a release that would overspend is
+                refused (BUDGET_EXCEEDED) and nothing is printed
   --method      aq (default), jointexp, inverse-sensitivity, hs-jointexp,
                 appindexp, aggtree or tree-cdf
   --step        public output resolution: values are lower + k * step
@@ -188,7 +194,8 @@ async function main(argv: string[]): Promise<void> {
       upper: { type: 'string' },
       epsilon: { type: 'string' },
       rho: { type: 'string' },
-      quantiles: { type: 'string', default: '0.25,0.5,0.75' },
+      quantiles: { type: 'string', multiple: true, default: [] },
+      budget: { type: 'string' },
       method: { type: 'string', default: 'aq' },
       step: { type: 'string' },
       delimiter: { type: 'string' },
@@ -226,10 +233,11 @@ async function main(argv: string[]): Promise<void> {
       `dp-quantiles: skipped ${column.skipped} row${column.skipped === 1 ? '' : 's'} whose '${column.name}' is empty or not a number (first at line ${column.firstSkippedLine}); this note is for the data owner only\n`,
     );
   }
-  const quantiles = args.quantiles.split(',').map((q) => {
-    const value = parseNumberOption('quantiles', q);
-    return value as number;
-  });
+  // One release per --quantiles set; with --budget they spend from one
+  // session, which refuses the first that would overspend.
+  const quantileSets = (args.quantiles.length > 0 ? args.quantiles : ['0.25,0.5,0.75']).map((set) =>
+    set.split(',').map((q) => parseNumberOption('quantiles', q) as number),
+  );
   const methodOptions: Record<string, number | string> = {};
   for (const option of args.option) {
     const at = option.indexOf('=');
@@ -246,10 +254,11 @@ async function main(argv: string[]): Promise<void> {
     method: args.method as QuantileMethod,
     step: parseNumberOption('step', args.step),
     seed: parseNumberOption('seed', args.seed),
-    quantiles,
   };
+  const budget = args.budget === undefined ? undefined : parseBudget(args.budget);
   const dpq = await loadDpQuantiles();
-  const release = dpq.release(column.values, options as QuantilesOptions);
+  // The process ends right after: the session's memory goes with it.
+  const session = budget === undefined ? undefined : dpq.session(budget);
   // Bounds that miss the data turn it into noise around a bound: warn the
   // data owner (stderr; it describes the data, so it is not private).
   let clamped = 0;
@@ -259,52 +268,87 @@ async function main(argv: string[]): Promise<void> {
       `dp-quantiles: warning: ${Math.round((100 * clamped) / column.values.length)}% of the values lie outside [${options.lower}, ${options.upper}] and were clamped to it; choose bounds that cover the data (this note is for the data owner only)\n`,
     );
   }
+  // The data owner's view: exact order statistics. Computing them spends no
+  // budget, but printing them publishes the data's quantiles.
+  const sorted = args['show-true']
+    ? Float64Array.from(column.values)
+        .map((x) => Math.min(Math.max(x, options.lower), options.upper))
+        .sort()
+    : undefined;
 
-  const output: Record<string, unknown> = {
-    column: column.name,
-    method: release.method,
-    privacy: release.privacy,
-    neighbouring: release.neighbouring,
-    bounds: [options.lower, options.upper],
-    quantiles: quantiles.map((q, i) => ({ q, value: release.values[i] })),
-  };
-  if (args['show-true']) {
-    // The data owner's view: exact order statistics and how far each private
-    // value is from them in rank. Computing them spends no budget, but
-    // printing them publishes the data's quantiles.
-    const sorted = Float64Array.from(column.values)
-      .map((x) => Math.min(Math.max(x, options.lower), options.upper))
-      .sort();
-    const n = sorted.length;
-    // Values within half a step of the release's grid count as ties: the
-    // release stands for every rank they hold.
-    const tie = release.resolution > 0 ? release.resolution / 2 : 1e-12 * (options.upper - options.lower);
-    const count = (below: (x: number) => boolean) => {
-      let lo = 0;
-      let hi = n;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (below(sorted[mid])) lo = mid + 1;
-        else hi = mid;
-      }
-      return lo;
+  const releases = quantileSets.map((quantiles) => {
+    const releaseOptions = { ...options, quantiles } as QuantilesOptions;
+    const release = session === undefined ? dpq.release(column.values, releaseOptions) : session.release(column.values, releaseOptions);
+    const entry: Record<string, unknown> = {
+      method: release.method,
+      privacy: release.privacy,
+      neighbouring: release.neighbouring,
+      quantiles: quantiles.map((q, i) => ({ q, value: release.values[i] })),
     };
-    output.warning = 'true values and rank errors are NOT private: for the data owner only';
-    output.quantiles = quantiles.map((q, i) => {
-      const target = Math.floor(q * n);
-      return {
-        q,
-        value: release.values[i],
-        true: n === 0 ? null : sorted[Math.min(target, n - 1)],
-        rankError: Math.max(
-          count((x) => x < release.values[i] - tie) - target,
-          0,
-          target - count((x) => x <= release.values[i] + tie),
-        ),
-      };
-    });
+    if (sorted !== undefined) entry.quantiles = withTruth(sorted, quantiles, release, options);
+    return entry;
+  });
+  const output: Record<string, unknown> = { column: column.name, bounds: [options.lower, options.upper] };
+  if (releases.length === 1 && session === undefined) {
+    Object.assign(output, releases[0]);
+    output.bounds = [options.lower, options.upper];
+  } else {
+    output.releases = releases;
   }
+  if (session !== undefined) {
+    output.session = { total: session.total, spent: session.spent, remaining: session.remaining, releases: session.releases };
+  }
+  if (sorted !== undefined) output.warning = 'true values and rank errors are NOT private: for the data owner only';
   process.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
+}
+
+// "epsilon=3", "rho=1" or "epsilon=3,delta=1e-6": a session's total.
+function parseBudget(text: string): SessionOptions {
+  const parts: Record<string, number> = {};
+  for (const part of text.split(',')) {
+    const at = part.indexOf('=');
+    const name = part.slice(0, at).trim();
+    if (at <= 0 || !['epsilon', 'rho', 'delta'].includes(name)) {
+      throw new UsageError(`--budget takes epsilon=E, rho=R or epsilon=E,delta=D, got '${text}'`);
+    }
+    parts[name] = parseNumberOption('budget', part.slice(at + 1)) as number;
+  }
+  return parts as unknown as SessionOptions;
+}
+
+// Each private value with the true quantile and its rank error (ties
+// counted: values within half a grid step stand for the release's rank).
+function withTruth(
+  sorted: Float64Array,
+  quantiles: number[],
+  release: { values: Float64Array; resolution: number },
+  bounds: { lower: number; upper: number },
+): unknown[] {
+  const n = sorted.length;
+  const tie = release.resolution > 0 ? release.resolution / 2 : 1e-12 * (bounds.upper - bounds.lower);
+  const count = (below: (x: number) => boolean) => {
+    let lo = 0;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (below(sorted[mid])) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  return quantiles.map((q, i) => {
+    const target = Math.floor(q * n);
+    return {
+      q,
+      value: release.values[i],
+      true: n === 0 ? null : sorted[Math.min(target, n - 1)],
+      rankError: Math.max(
+        count((x) => x < release.values[i] - tie) - target,
+        0,
+        target - count((x) => x <= release.values[i] + tie),
+      ),
+    };
+  });
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

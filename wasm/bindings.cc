@@ -141,7 +141,7 @@ class WasmSession {
  public:
   explicit WasmSession(dpq::StatusOr<dpq::PrivacySession> created)
       : status_(created.status()) {
-    if (created.ok()) session_.emplace(std::move(created.value()));
+    if (created.ok()) session_.emplace(created.value());
   }
   WasmReleaseResult status() const { return StatusResult(status_); }
   dpq::PrivacySession* get() { return session_ ? &*session_ : nullptr; }

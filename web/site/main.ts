@@ -98,6 +98,11 @@ function clearResults(): void {
   $('summary-owner').hidden = true;
 }
 
+function clearSession(): void {
+  $('session-summary').hidden = true;
+  $('session-summary').textContent = '';
+}
+
 function clearErrors(): void {
   for (const id of ['bounds-error', 'budget-error', 'quantiles-error', 'option-error', 'data-error']) {
     $(id).textContent = '';
@@ -202,6 +207,19 @@ function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
     `${result.method}: ${asked.quantiles.length} quantile${asked.quantiles.length === 1 ? '' : 's'} in ` +
     `${result.milliseconds.toFixed(1)} ms, spending ${privacy} ` +
     `(neighbouring: ${result.neighbouring}).`;
+  // Spending is cumulative per dataset: two releases spend twice.
+  const session = result.session;
+  $('session-summary').hidden = session === undefined;
+  if (session !== undefined) {
+    const show = (b: Record<string, number>) =>
+      Object.entries(b)
+        .filter(([key, value]) => !(key === 'delta' && value === 0))
+        .map(([key, value]) => `${key === 'epsilon' ? 'ε' : key === 'rho' ? 'ρ' : 'δ'} = ${value !== 0 && value < 1e-3 ? value.toExponential() : Number(value.toPrecision(4))}`)
+        .join(', ');
+    $('session-summary').textContent =
+      `Spent on this dataset so far: ${show(session.spent)} in ${session.releases} release${session.releases === 1 ? '' : 's'}, ` +
+      `of a session total of ${show(session.total)}. Every release adds to it; loading a dataset starts a new session.`;
+  }
   // The row count is not private: it goes with the owner-only values.
   $('summary-owner').hidden = result.streamed === undefined;
   $('summary-owner').textContent = result.streamed
@@ -309,6 +327,7 @@ function load(request: Request): void {
   source = request;
   clearErrors();
   clearResults();
+  clearSession();
   // Until the new data is read, nothing from the old one stays selectable.
   columnSelect.replaceChildren();
   $('column-info').textContent = '';

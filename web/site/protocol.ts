@@ -39,6 +39,8 @@ export interface ReleaseResult {
   truth?: { values: number[]; rankErrors: number[]; cdf: [number[], number[]] };
   /** Streamed files: values read and sketch size. */
   streamed?: { values: number; sketchBytes: number };
+  /** The dataset's privacy session after this release. */
+  session?: { spent: Record<string, number>; total: Record<string, number>; releases: number };
 }
 
 export interface CompareRow {

@@ -3,7 +3,7 @@
 import { parse as parseSync } from 'csv-parse/browser/esm/sync';
 
 import { DpQuantilesError, loadDpQuantiles } from '../../dist/browser.js';
-import type { DpQuantiles, QuantilesOptions } from '../../dist/browser.js';
+import type { DpQuantiles, PrivacySession, QuantilesOptions } from '../../dist/browser.js';
 import datasets from './generated/datasets.json';
 import type { ColumnInfo, CompareRow, ReleaseResult, ReleaseSettings, Reply, Request } from './protocol.js';
 
@@ -12,6 +12,33 @@ export const LARGE_FILE_BYTES = 16 * 1024 * 1024;
 
 const ready: Promise<DpQuantiles> = loadDpQuantiles();
 let columns = new Map<string, Float64Array>();
+
+/**
+ * One privacy session per loaded dataset: every release on it spends from
+ * this total, and loading data starts a new one. (epsilon, delta) so that
+ * epsilon and rho releases both fit (docs/sessions.md). The comparison's
+ * runs are for the owner's eyes and are not charged.
+ */
+const SESSION_TOTAL = { epsilon: 10, delta: 1e-6 } as const;
+let session: PrivacySession | undefined;
+
+function newSession(): void {
+  session?.dispose();
+  session = undefined;
+}
+
+async function currentSession(): Promise<PrivacySession> {
+  session ??= (await ready).session(SESSION_TOTAL);
+  return session;
+}
+
+// What the session has spent, for the page.
+function sessionState(): ReleaseResult['session'] {
+  if (session === undefined) return undefined;
+  const plain = (budget: object) =>
+    Object.fromEntries(Object.entries(budget).filter((entry): entry is [string, number] => typeof entry[1] === 'number'));
+  return { spent: plain(session.spent), total: plain(session.total), releases: session.releases };
+}
 let largeFile: File | undefined;
 
 function post(reply: Reply): void {
@@ -48,6 +75,7 @@ async function loadBuiltin(id: string): Promise<void> {
   if (dataset === undefined) throw new Error(`no dataset ${id}`);
   columns = new Map();
   largeFile = undefined;
+  newSession();
   const infos: ColumnInfo[] = [];
   let rows = 0;
   for (const [name, cells] of Object.entries(dataset.columns)) {
@@ -83,6 +111,7 @@ function parseCsv(text: string, name: string): string[][] {
 async function loadFile(file: File): Promise<void> {
   columns = new Map();
   largeFile = undefined;
+  newSession();
   if (file.size > LARGE_FILE_BYTES) {
     // Only the first rows, to list the columns; the whole file is streamed at
     // release time.
@@ -129,6 +158,7 @@ function postResult(
       privacy: release.privacy as ReleaseResult['privacy'],
       neighbouring: release.neighbouring,
       ...extra,
+      session: sessionState(),
     },
   });
 }
@@ -163,7 +193,7 @@ async function release(settings: ReleaseSettings): Promise<void> {
   const data = columns.get(settings.column);
   if (data === undefined) throw new Error('pick a column first');
   const start = performance.now();
-  const result = dpq.release(data, optionsOf(settings));
+  const result = (await currentSession()).release(data, optionsOf(settings));
   const milliseconds = performance.now() - start;
   // The data owner's view: exact order statistics and the empirical CDF.
   const sorted = Float64Array.from(data, (x) => Math.min(Math.max(x, settings.lower), settings.upper)).sort();
@@ -254,7 +284,11 @@ async function streamRelease(dpq: DpQuantiles, file: File, settings: ReleaseSett
     stream.push(batch.subarray(0, filled));
     post({ type: 'progress', done: file.size, total: file.size, label: 'reading' });
     const method = settings.method === 'exp-gk' ? 'exp-gk' : 'hist-gk';
-    const result = stream.release({ quantiles: settings.quantiles, method, ...settings.budget });
+    const result = (await currentSession()).releaseStream(stream, {
+      quantiles: settings.quantiles,
+      method,
+      ...settings.budget,
+    });
     postResult(result, {
       milliseconds: performance.now() - start,
       streamed: { values: stream.count, sketchBytes: stream.memoryBytes },

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=2
+#!/usr/bin/env -S node --max-semi-space-size=1 --max-old-space-size=128
 // dp-quantiles: private quantiles of one CSV column, printed as JSON.
 import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { once } from 'node:events';

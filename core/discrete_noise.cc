@@ -138,8 +138,7 @@ Uint128 Uniform(BitReader& bits, Uint128 bound) {
   if (bound <= 1) return 0;
   if (bound > ~uint64_t{0}) return UniformInteger128(bits.source(), bound);
   const uint64_t b = static_cast<uint64_t>(bound);
-  int width = 0;
-  while (width < 64 && ((b - 1) >> width) != 0) ++width;
+  const int width = 64 - __builtin_clzll(b - 1);  // bits holding b - 1 >= 1
   if (width > BitReader::kMaxPeek) {
     return UniformInteger(bits.source(), b);
   }
@@ -314,20 +313,23 @@ bool ExpMinus(BitReader& bits, Word numerator, Word denominator) {
   return k % 2 == 1;
 }
 
-int64_t DiscreteLaplace(BitReader& bits, const Rational& scale) {
-  // P(x) proportional to exp(-|x| s / t) with scale = t / s (CKS Algorithm 2).
+// P(x) proportional to exp(-|x| s / t) with scale = t / s (CKS Algorithm 2),
+// given two exact trials: residue(u) true with probability exp(-u / t) for
+// 0 < u < t, and one() true with probability exp(-1).
+template <typename ResidueTrial, typename OneTrial>
+int64_t DiscreteLaplaceWith(BitReader& bits, const Rational& scale,
+                            ResidueTrial residue, OneTrial one) {
   const uint64_t t = scale.numerator;
   const uint64_t s = scale.denominator;
   while (bits.healthy()) {
     const uint64_t u = static_cast<uint64_t>(Uniform(bits, t));
-    if (!ExpMinus<uint64_t>(bits, u, t)) continue;
+    if (u != 0 && !residue(u)) continue;
     uint64_t v = 0;
-    while (ExpMinus<uint64_t>(bits, 1, 1) && bits.healthy()) ++v;
+    while (one() && bits.healthy()) ++v;
     // x = u + t v is exponential in x / t; v > 2^23 has probability below
     // e^-8000000 and is redrawn so that x fits 64 bits.
     if (v > (uint64_t{1} << 23)) continue;
-    const uint64_t x = u + t * v;
-    const uint64_t y = x / s;
+    const uint64_t y = (u + t * v) / s;
     const bool negative = bits.Bit();
     if (negative && y == 0) continue;
     return negative ? -static_cast<int64_t>(y) : static_cast<int64_t>(y);
@@ -335,37 +337,31 @@ int64_t DiscreteLaplace(BitReader& bits, const Rational& scale) {
   return 0;
 }
 
-// The discrete Laplace of DiscreteLaplace with its Bernoulli(exp(-u / t))
-// trials done by BelowExpMinus on digits computed once per u (and once for
-// exp(-1)): same distribution, several times faster for the thousands of
-// draws of a tree. For scale numerators t up to kTableLimit (the digits of
-// each u are built when first needed).
+int64_t DiscreteLaplace(BitReader& bits, const Rational& scale) {
+  return DiscreteLaplaceWith(
+      bits, scale,
+      [&](uint64_t u) { return ExpMinus<uint64_t>(bits, u, scale.numerator); },
+      [&] { return ExpMinus<uint64_t>(bits, 1, 1); });
+}
+
+// DiscreteLaplace with its Bernoulli(exp(-u / t)) trials done by
+// BelowExpMinus on digits computed once per u (and once for exp(-1)): same
+// distribution, several times faster for the thousands of draws of a tree.
+// For scale numerators t up to kTableLimit (the digits of each u are built
+// when first needed).
 class LaplaceTable {
  public:
   static constexpr uint64_t kTableLimit = uint64_t{1} << 16;
   explicit LaplaceTable(const Rational& scale)
       : scale_(scale),
         residues_(scale.numerator),
-        one_(ExpMinusLeadingDigits(1, 1, 2)) {
-    while ((scale.numerator - 1) >> width_ != 0) ++width_;
-  }
+        one_(ExpMinusLeadingDigits(1, 1, 2)) {}
 
   int64_t Sample(BitReader& bits) {
-    const uint64_t t = scale_.numerator;
-    const uint64_t s = scale_.denominator;
-    while (bits.healthy()) {
-      const uint64_t u = bits.Bits(width_);  // uniform in [0, 2^width)
-      if (u >= t) continue;
-      if (u != 0 && !BelowExpMinus(bits, Residue(u))) continue;
-      uint64_t v = 0;
-      while (BelowExpMinus(bits, one_) && bits.healthy()) ++v;
-      if (v > (uint64_t{1} << 23)) continue;  // as in DiscreteLaplace
-      const uint64_t y = (u + t * v) / s;
-      const bool negative = bits.Bit();
-      if (negative && y == 0) continue;
-      return negative ? -static_cast<int64_t>(y) : static_cast<int64_t>(y);
-    }
-    return 0;
+    return DiscreteLaplaceWith(
+        bits, scale_,
+        [&](uint64_t u) { return BelowExpMinus(bits, Residue(u)); },
+        [&] { return BelowExpMinus(bits, one_); });
   }
 
  private:
@@ -377,7 +373,6 @@ class LaplaceTable {
   }
 
   Rational scale_;
-  int width_ = 0;  // bits holding t - 1 (t <= 2^16)
   std::vector<ExpMinusDigits> residues_;
   ExpMinusDigits one_;
 };

@@ -32,6 +32,7 @@ import * as vega from 'vega';
 import * as vegaLite from 'vega-lite';
 
 import { loadDpQuantiles } from '../dist/node.js';
+import { rankError, tieOf } from '../dist/truth.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({
@@ -127,18 +128,6 @@ function sample(values, count, random) {
   return copy.slice(0, take);
 }
 
-// Records of `sorted` passing `below` (a prefix).
-function countBelow(sorted, below) {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (below(sorted[mid])) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 // Mean rank error counting ties, and mean value error relative to the
 // range, over the quantiles. `sorted` holds the clamped data; a value within
 // `tie` of a release (half its grid step) is equal to it.
@@ -149,7 +138,7 @@ function errors(sorted, quantiles, released, lower, upper, tie) {
   quantiles.forEach((q, i) => {
     const target = Math.floor(q * n);
     const v = released[i];
-    rank += Math.max(countBelow(sorted, (x) => x < v - tie) - target, 0, target - countBelow(sorted, (x) => x <= v + tie));
+    rank += rankError(sorted, q, v, tie);
     value += Math.abs(v - sorted[Math.min(target, n - 1)]) / (upper - lower);
   });
   return { rank: rank / quantiles.length, value: value / quantiles.length };
@@ -187,7 +176,7 @@ for (const dataset of datasets()) {
           });
           // Ties to the release grid's resolution (half a step; the trees,
           // whose values are interpolated, have none).
-          const tie = release.resolution > 0 ? release.resolution / 2 : 1e-12 * (upper - lower);
+          const tie = tieOf(release.resolution, lower, upper);
           const e = errors(sorted, quantiles, release.values, lower, upper, tie);
           totals[v].rank += e.rank / TRIALS;
           totals[v].value += e.value / TRIALS;

@@ -4,6 +4,7 @@ import { parse as parseSync } from 'csv-parse/browser/esm/sync';
 
 import { DpQuantilesError, loadDpQuantiles } from '../../dist/browser.js';
 import type { DpQuantiles, PrivacySession, QuantilesOptions } from '../../dist/browser.js';
+import { rankError, tieOf } from '../../dist/truth.js';
 import datasets from './generated/datasets.json';
 import type { ColumnInfo, CompareRow, ReleaseResult, ReleaseSettings, Reply, Request } from './protocol.js';
 
@@ -163,30 +164,6 @@ function postResult(
   });
 }
 
-// Records below `sorted[i]` passing `below`.
-function count(sorted: Float64Array, below: (x: number) => boolean): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (below(sorted[mid])) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-// Distance from floor(q n) to the ranks a release v stands for: values
-// within `tie` of v (half a grid step) count as equal to it.
-function rankError(sorted: Float64Array, q: number, v: number, tie: number): number {
-  const target = Math.floor(q * sorted.length);
-  return Math.max(count(sorted, (x) => x < v - tie) - target, 0, target - count(sorted, (x) => x <= v + tie));
-}
-
-// Half a step of a release's grid (the trees, interpolating, have none).
-function tieOf(release: { resolution: number }, settings: ReleaseSettings): number {
-  return release.resolution > 0 ? release.resolution / 2 : 1e-12 * (settings.upper - settings.lower);
-}
-
 async function release(settings: ReleaseSettings): Promise<void> {
   const dpq = await ready;
   if (largeFile !== undefined) return streamRelease(dpq, largeFile, settings);
@@ -213,7 +190,7 @@ async function release(settings: ReleaseSettings): Promise<void> {
     milliseconds,
     truth: {
       values: settings.quantiles.map((q) => (n === 0 ? NaN : sorted[Math.min(Math.floor(q * n), n - 1)])),
-      rankErrors: settings.quantiles.map((q, i) => rankError(sorted, q, result.values[i], tieOf(result, settings))),
+      rankErrors: settings.quantiles.map((q, i) => rankError(sorted, q, result.values[i], tieOf(result.resolution, settings.lower, settings.upper))),
       cdf: [xs, ys],
     },
   });
@@ -314,7 +291,7 @@ async function compare(settings: ReleaseSettings, trials: number, counts: number
       let error = 0;
       for (let t = 0; t < trials; t++) {
         const result = dpq.release(data, optionsOf(settings, quantiles, method));
-        const tie = tieOf(result, settings);
+        const tie = tieOf(result.resolution, settings.lower, settings.upper);
         error += quantiles.reduce((sum, q, i) => sum + rankError(sorted, q, result.values[i], tie), 0) / m / trials;
       }
       rows.push({ method, m, meanRankError: error });

@@ -13,6 +13,7 @@ import {
   type QuantilesOptions,
   type SessionOptions,
 } from './node.js';
+import { rankError, tieOf } from './truth.js';
 
 const USAGE = `usage: dp-quantiles [FILE] --column NAME|INDEX --lower L --upper U
                     (--epsilon E | --rho R) [--quantiles Q1,Q2,... ...]
@@ -291,7 +292,6 @@ async function main(argv: string[]): Promise<void> {
   const output: Record<string, unknown> = { column: column.name, bounds: [options.lower, options.upper] };
   if (releases.length === 1 && session === undefined) {
     Object.assign(output, releases[0]);
-    output.bounds = [options.lower, options.upper];
   } else {
     output.releases = releases;
   }
@@ -325,30 +325,13 @@ function withTruth(
   bounds: { lower: number; upper: number },
 ): unknown[] {
   const n = sorted.length;
-  const tie = release.resolution > 0 ? release.resolution / 2 : 1e-12 * (bounds.upper - bounds.lower);
-  const count = (below: (x: number) => boolean) => {
-    let lo = 0;
-    let hi = n;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (below(sorted[mid])) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
-  return quantiles.map((q, i) => {
-    const target = Math.floor(q * n);
-    return {
-      q,
-      value: release.values[i],
-      true: n === 0 ? null : sorted[Math.min(target, n - 1)],
-      rankError: Math.max(
-        count((x) => x < release.values[i] - tie) - target,
-        0,
-        target - count((x) => x <= release.values[i] + tie),
-      ),
-    };
-  });
+  const tie = tieOf(release.resolution, bounds.lower, bounds.upper);
+  return quantiles.map((q, i) => ({
+    q,
+    value: release.values[i],
+    true: n === 0 ? null : sorted[Math.min(Math.floor(q * n), n - 1)],
+    rankError: rankError(sorted, q, release.values[i], tie),
+  }));
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -128,9 +128,9 @@ Status RunAq(Context& c, ReleaseReport* report, std::vector<double>* values) {
 
 Status RunAppIndExp(Context& c, ReleaseReport* report,
                     std::vector<double>* values) {
-  if (const std::optional<double> delta = c.options.Number("delta")) {
-    StatusOr<PrivacyBudget> approx = WithDelta(c.budget, *delta);
-    if (!approx.ok()) return approx.status();
+  // With `delta`, report->spent is already (epsilon, delta) (ReleaseQuantiles
+  // derives it once, before the data is read).
+  if (report->spent.kind == PrivacyBudget::Kind::kApprox) {
     if (c.quantiles.size() > static_cast<size_t>(kMaxOptimalCompositionParts)) {
       return Status(StatusCode::kTooLarge,
                     "appindexp with delta takes at most " +
@@ -140,7 +140,6 @@ Status RunAppIndExp(Context& c, ReleaseReport* report,
                         std::to_string(c.quantiles.size()) +
                         ". Use 'aq', or appindexp without delta");
     }
-    report->spent = approx.value();
   }
   StatusOr<OutputGrid> grid = PrepareOnReleaseGrid(c, report);
   if (!grid.ok()) return grid.status();
@@ -439,7 +438,7 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
   std::unique_ptr<RandomSource> rng = MakeRandomSource(request.seed);
   ReleaseReport report;
   report.method = method.value()->name;
-  report.spent = budget.value();
+  report.spent = spend;
   report.neighbouring = NeighbouringName(method.value()->neighbouring);
   report.seeded = request.seed.has_value();
   Context context{

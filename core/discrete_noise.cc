@@ -71,162 +71,6 @@ StatusOr<Rational> GaussianVarianceAtLeast(double variance) {
 
 namespace {
 
-// Random bits from 64-bit words, in order, most significant first. The
-// samplers below compare uniforms with probabilities lazily; Peek/Consume let
-// them compare up to 32 bits at once and consume only up to the first
-// differing bit, so a Bernoulli trial still uses about two bits, not a word.
-// Bits peeked but not consumed were never used by any decision: they stay
-// fresh for the next one. No bit is skipped, so a scripted source is read
-// exactly as written (the tests rely on it).
-class BitReader {
- public:
-  static constexpr int kMaxPeek = 32;
-  explicit BitReader(RandomSource& rng) : rng_(rng) {}
-  // The next `count` bits (0..kMaxPeek) as an integer, first bit highest.
-  uint64_t Peek(int count) {
-    if (left_ < count) Refill(count);
-    return count == 0 ? 0 : high_ >> (64 - count);
-  }
-  void Consume(int count) {
-    high_ = count == 64 ? 0 : high_ << count;
-    left_ -= count;
-  }
-  bool Bit() {
-    const bool bit = Peek(1) != 0;
-    Consume(1);
-    return bit;
-  }
-  uint64_t Bits(int count) {
-    const uint64_t value = Peek(count);
-    Consume(count);
-    return value;
-  }
-  // The source's health as of the last word read: loops stop on it without
-  // a virtual call per bit.
-  bool healthy() const { return healthy_; }
-  RandomSource& source() { return rng_; }
-
- private:
-  // Moves bits from the next word behind the `left_` unread ones of high_.
-  // Unused bits of high_ and low_ are always 0.
-  void Refill(int count) {
-    while (left_ < count) {
-      if (low_left_ == 0) {
-        low_ = rng_.NextUint64();
-        healthy_ = rng_.healthy();
-        low_left_ = 64;
-      }
-      const int take = std::min(64 - left_, low_left_);
-      high_ |= left_ == 0 ? low_ : low_ >> left_;
-      low_ = take == 64 ? 0 : low_ << take;
-      low_left_ -= take;
-      left_ += take;
-    }
-  }
-
-  RandomSource& rng_;
-  uint64_t high_ = 0;  // left_ unread bits, at the top
-  uint64_t low_ = 0;   // low_left_ more, at the top
-  int left_ = 0;
-  int low_left_ = 0;
-  bool healthy_ = true;
-};
-
-// Uniform in [0, bound), bound >= 1: rejection on the fewest bits that hold
-// bound - 1 (exact; fewer than two rounds on average).
-Uint128 Uniform(BitReader& bits, Uint128 bound) {
-  if (bound <= 1) return 0;
-  if (bound > ~uint64_t{0}) return UniformInteger128(bits.source(), bound);
-  const uint64_t b = static_cast<uint64_t>(bound);
-  const int width = 64 - __builtin_clzll(b - 1);  // bits holding b - 1 >= 1
-  if (width > BitReader::kMaxPeek) {
-    return UniformInteger(bits.source(), b);
-  }
-  uint64_t value;
-  do {
-    value = bits.Bits(width);
-  } while (value >= b && bits.healthy());
-  return value % b;
-}
-
-// True with probability numerator / denominator: a uniform U in [0, 1) is
-// compared with p = numerator / denominator one binary digit at a time, each
-// digit of p from exact long division. `Word` holds 2 denominator.
-template <typename Word>
-bool BernoulliDigits(BitReader& bits, Word remainder, Word denominator) {
-  while (bits.healthy()) {
-    remainder <<= 1;
-    const bool p_bit = remainder >= denominator;
-    if (p_bit) remainder -= denominator;
-    const bool u_bit = bits.Bit();
-    if (u_bit != p_bit) return p_bit;  // U's digit 0 where p's is 1: U < p
-    if (remainder == 0) return false;  // p's digits end: U >= p
-  }
-  return false;
-}
-
-// denominator <= 2^127; 64-bit words when it fits in 63 bits (WASM emulates
-// 128-bit arithmetic).
-bool Bernoulli(BitReader& bits, Uint128 numerator, Uint128 denominator) {
-  if (numerator == 0) return false;
-  if (numerator >= denominator) return true;
-  if (denominator < (Uint128{1} << 63)) {
-    return BernoulliDigits<uint64_t>(bits, static_cast<uint64_t>(numerator),
-                                     static_cast<uint64_t>(denominator));
-  }
-  return BernoulliDigits<Uint128>(bits, numerator, denominator);
-}
-
-// Fixed-point numbers for ExpMinusLeadingDigits: little-endian 64-bit limbs,
-// the last one the integer part, the others the fraction.
-using Fixed = std::vector<uint64_t>;
-
-bool IsZero(const Fixed& x) {
-  for (uint64_t limb : x) {
-    if (limb != 0) return false;
-  }
-  return true;
-}
-
-// x *= m, exact (the callers keep the integer part below 2^64).
-void MultiplySmall(Fixed* x, uint64_t m) {
-  uint64_t carry = 0;
-  for (uint64_t& limb : *x) {
-    const Uint128 product = static_cast<Uint128>(limb) * m + carry;
-    limb = static_cast<uint64_t>(product);
-    carry = static_cast<uint64_t>(product >> 64);
-  }
-}
-
-// x = floor(x / d): at most one unit of the last place below x / d.
-void DivideSmall(Fixed* x, uint64_t d) {
-  Uint128 remainder = 0;
-  for (size_t i = x->size(); i-- > 0;) {
-    const Uint128 current = (remainder << 64) | (*x)[i];
-    (*x)[i] = static_cast<uint64_t>(current / d);
-    remainder = current % d;
-  }
-}
-
-// x += y or x -= y; false on a carry or borrow out of the integer limb.
-bool AddFixed(Fixed* x, const Fixed& y, bool subtract) {
-  uint64_t carry = 0;
-  for (size_t i = 0; i < x->size(); ++i) {
-    const uint64_t a = (*x)[i];
-    const uint64_t b = y[i];
-    if (subtract) {
-      const uint64_t difference = a - b - carry;
-      carry = (a < b || (a == b && carry != 0)) ? 1 : 0;
-      (*x)[i] = difference;
-    } else {
-      const uint64_t sum = a + b + carry;
-      carry = (sum < a || (sum == a && carry != 0)) ? 1 : 0;
-      (*x)[i] = sum;
-    }
-  }
-  return carry == 0;
-}
-
 // Bits [position, position + count) of `digits` (first bit highest), count
 // in 1..32; bits past the stored words read as 0.
 uint64_t DigitsAt(const ExpMinusDigits& digits, int position, int count) {
@@ -322,7 +166,7 @@ int64_t DiscreteLaplaceWith(BitReader& bits, const Rational& scale,
   const uint64_t t = scale.numerator;
   const uint64_t s = scale.denominator;
   while (bits.healthy()) {
-    const uint64_t u = static_cast<uint64_t>(Uniform(bits, t));
+    const uint64_t u = static_cast<uint64_t>(UniformBits(bits, t));
     if (u != 0 && !residue(u)) continue;
     uint64_t v = 0;
     while (one() && bits.healthy()) ++v;
@@ -479,7 +323,7 @@ Uint128 UniformInteger128(RandomSource& rng, Uint128 bound) {
 bool BernoulliRational(RandomSource& rng, Uint128 numerator,
                        Uint128 denominator) {
   BitReader bits(rng);
-  return Bernoulli(bits, numerator, denominator);
+  return BernoulliBits(bits, numerator, denominator);
 }
 
 bool BernoulliExpMinus(RandomSource& rng, Uint128 numerator,

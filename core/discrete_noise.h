@@ -10,13 +10,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/bits.h"
 #include "core/privacy.h"
 #include "core/random.h"
 #include "core/status.h"
 
 namespace dpq {
-
-__extension__ typedef unsigned __int128 Uint128;
 
 // A positive rational numerator / denominator.
 struct Rational {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/exact_exponential.h"
+#include "core/exponential_quantile.h"
 #include "core/prepare.h"
 
 namespace dpq {
@@ -19,7 +21,7 @@ std::vector<ExpGkCandidate> ExpGkCandidates(const GkSketch& sketch, double q,
   const uint64_t n = sketch.count();
   const double target =
       static_cast<double>(CeilProduct(q, static_cast<int64_t>(n)));
-  const double scale = epsilon / (2 * ExpGkSensitivity(sketch));
+  const BaseTwoRate rate(epsilon / (2 * ExpGkSensitivity(sketch)));
   // prefix[i]: sum of g over the first i tuples; lowest_upper[i]: the
   // smallest prefix + delta over tuples i.. (n + 1 past the end).
   std::vector<double> prefix(s + 1, 0), lowest_upper(s + 1);
@@ -35,11 +37,15 @@ std::vector<ExpGkCandidate> ExpGkCandidates(const GkSketch& sketch, double q,
   std::vector<ExpGkCandidate> candidates;
   auto add = [&](int64_t first, int64_t points, double low, double high) {
     if (points <= 0) return;
+    // Integers below 2^33: exact, and exact again in units of 2^-20.
     const double distance =
         target < low ? low - target : (target > high ? target - high : 0);
-    candidates.push_back(
-        {first, points,
-         std::log(static_cast<double>(points)) - scale * distance});
+    const Exponent exponent = rate.ExponentFor(static_cast<uint64_t>(distance)
+                                               << kTargetFractionBits);
+    candidates.push_back({first, points,
+                          std::log(static_cast<double>(points)) -
+                              0.6931471805599453 * exponent.Value(),
+                          exponent});
   };
   int64_t next_point = 0;  // the first grid point not yet covered
   size_t i = 0;
@@ -62,17 +68,27 @@ int64_t SampleExpGk(const GkSketch& sketch, double q, double epsilon,
                     RandomSource& rng) {
   const std::vector<ExpGkCandidate> candidates =
       ExpGkCandidates(sketch, q, epsilon);
-  double best_key = -std::numeric_limits<double>::infinity();
-  const ExpGkCandidate* best = &candidates.front();
-  for (const ExpGkCandidate& candidate : candidates) {
-    const double key = candidate.log_weight + Gumbel(rng);
-    if (key > best_key) {
-      best_key = key;
-      best = &candidate;
+  // The exact draw of exact_exponential.h: every candidate listed.
+  DyadicTable table;
+  table.Reset();
+  table.Reserve(candidates.size());
+  for (const ExpGkCandidate& c : candidates) {
+    table.Add(ExactWeight{static_cast<Uint128>(c.points), c.exponent}
+                  .ProposalExponent());
+  }
+  table.Finish();
+  BitReader bits(rng);
+  while (bits.healthy()) {
+    const size_t i = table.Draw(bits);
+    const ExpGkCandidate& c = candidates[i];
+    if (table.Thin(bits, i) &&
+        BernoulliSizeShare(bits, static_cast<Uint128>(c.points)) &&
+        BernoulliTwoToMinusFraction(bits, c.exponent.fraction)) {
+      return c.first_point + static_cast<int64_t>(UniformBits(
+                                 bits, static_cast<Uint128>(c.points)));
     }
   }
-  return best->first_point + static_cast<int64_t>(UniformInteger(
-                                 rng, static_cast<uint64_t>(best->points)));
+  return candidates.front().first_point;
 }
 
 }  // namespace dpq

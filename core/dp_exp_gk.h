@@ -1,7 +1,7 @@
 // DPExpGK (Alabi, Ben-Eliezer and Chaturvedi, "Bounded Space Differentially
 // Private Quantiles", Algorithms 1 and 2): the exponential mechanism on a GK
-// sketch, with the utility of Definition 4.6, sampled by the Gumbel-max trick
-// in one pass over the sketch.
+// sketch, with the utility of Definition 4.6, sampled exactly
+// (exact_exponential.h) in one pass over the sketch.
 //
 // Our data are real numbers in [lower, upper], summarised as cells of the
 // public output grid (prepare.h); the output universe is the grid's points
@@ -15,8 +15,9 @@
 // tuple values share one interval, so each such run is one candidate whose
 // weight is its number of grid points (the gap's length in grid steps, as in
 // AQ's single-quantile mechanism) times exp(epsilon u / (2 Delta_u)); each
-// distinct tuple value is a candidate of one point. Gumbel-max picks a
-// candidate, then a uniform point inside it.
+// distinct tuple value is a candidate of one point. The exact draw of
+// exact_exponential.h picks a candidate (weights in base two, never at a
+// larger rate), then a uniform point inside it.
 //
 // Guarantee: epsilon-DP under REPLACE-ONE neighbours with n public, as in the
 // paper (swap DP), with sensitivity Delta_u = C where every tuple keeps
@@ -46,6 +47,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/exact_exponential.h"
 #include "core/gk_sketch.h"
 #include "core/random.h"
 
@@ -55,7 +57,10 @@ namespace dpq {
 struct ExpGkCandidate {
   int64_t first_point = 0;
   int64_t points = 0;
-  double log_weight = 0;  // log(points) + epsilon u / (2 Delta_u)
+  double log_weight = 0;  // log(points) - exponent ln 2 (for the tests)
+  // Each point's weight is 2^-exponent: epsilon |u| / (2 Delta_u) in the
+  // base-two form of exact_exponential.h (never a larger rate).
+  Exponent exponent;
 };
 
 // The utility's sensitivity for a sketch of n values: C (see above).
@@ -66,7 +71,7 @@ double ExpGkSensitivity(const GkSketch& sketch);
 std::vector<ExpGkCandidate> ExpGkCandidates(const GkSketch& sketch, double q,
                                             double epsilon);
 
-// One draw: Gumbel-max over the candidates, then a uniform point inside.
+// One exact draw over the candidates, then a uniform point inside.
 int64_t SampleExpGk(const GkSketch& sketch, double q, double epsilon,
                     RandomSource& rng);
 

@@ -4,12 +4,18 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
+
+#include "core/exact_exponential.h"
 
 namespace dpq {
 namespace {
 
 constexpr double kNegativeInfinity = -std::numeric_limits<double>::infinity();
+constexpr double kLn2 = 0.6931471805599453;
 
 double LogAdd(double a, double b) {
   if (a < b) std::swap(a, b);
@@ -73,9 +79,9 @@ class SegmentWalker {
     return upward_ ? next_point_ > p_.last_point : next_point_ < p_.first_point;
   }
   // Grid points not yet walked.
-  double points_left() const {
-    return static_cast<double>(upward_ ? p_.last_point - next_point_ + 1
-                                       : next_point_ - p_.first_point + 1);
+  uint64_t points_left() const {
+    return static_cast<uint64_t>(upward_ ? p_.last_point - next_point_ + 1
+                                         : next_point_ - p_.first_point + 1);
   }
   // The rank every remaining output is at least this far from: the rank of
   // the next gap, nearest to the target of all that remain.
@@ -150,26 +156,322 @@ class SegmentWalker {
   bool gap_ = true;  // the next segment is the gap (then the point after it)
 };
 
-// Sub-gaps of an occupied point with `records` records, each on an
-// independent uniform sub-point of K: calls f(h, size) for h = records down
-// to 0, sub-gap h holding the sub-points with exactly h of the point's
-// records before them. Sorted uniforms are drawn top-down as sequential
-// order statistics (U_(i) = U_(i+1) V^(1/i)), so nothing is stored; floor(K U)
-// of continuous uniforms are independent uniform sub-points.
-template <typename F>
-void ForEachSubGap(uint64_t sub_points, size_t records, RandomSource& rng,
-                   F&& f) {
-  const double k = static_cast<double>(sub_points);
-  double position_above = k - 1;  // p_(records + 1): the top sentinel
-  double uniform = 1.0;
-  for (size_t i = records; i >= 1; --i) {
-    uniform *= std::pow(UniformOpenDouble(rng), 1.0 / static_cast<double>(i));
-    const double position = std::min(k - 1, std::floor(uniform * k));
-    f(i, position_above - position);
-    position_above = position;
+// One output group of an exact draw: grid points [first, last] standing for
+// one rank (a gap), one occupied point (atom form), or one sub-gap of an
+// occupied point (split form; first == last).
+// Kept small (48 bytes): a draw lists hundreds of them. The exponent is
+// recomputed from the ranks when the item is drawn.
+struct Item {
+  int64_t first = 0;
+  int64_t last = 0;
+  uint64_t low = 0;     // the ranks it stands for: [low, low + span]; in the
+  uint32_t span = 0;    // split form, low is the records before the output
+  uint32_t scaled = 0;  // size = count K (a gap of the split form) or count
+  uint64_t count = 0;
+  int64_t proposal = 0;  // its weight's ProposalExponent()
+};
+
+struct Pool;
+
+// Outputs not worth listing yet, with a dyadic bound 2^cap on the sum of
+// their proposal weights: the rest of a direction (from where its walker
+// stopped), or sub-gaps [h_first, h_last] of one occupied point.
+struct Group {
+  int64_t cap = 0;
+  std::optional<SegmentWalker> walker;
+  int64_t point = 0;
+  size_t below = 0;
+  size_t jitter = 0;  // index of the point's sorted sub-points
+  size_t h_first = 0;
+  size_t h_last = 0;
+  std::unique_ptr<Pool> pool;  // listed when first drawn
+};
+
+struct Pool {
+  std::vector<Item> items;
+  std::vector<Group> groups;
+  DyadicTable table;  // items, then groups
+  int64_t top = std::numeric_limits<int64_t>::min();
+
+  void Note(int64_t exponent) { top = std::max(top, exponent); }
+};
+
+// The exact draw of exact_exponential.h for one problem: the outputs near
+// the target listed (built on construction; the split form draws its jitter
+// then), and one proposal-and-acceptance round at a time.
+template <bool kSplit>
+class QuantileDraw {
+ public:
+  QuantileDraw(const QuantileProblem& problem, double epsilon,
+               uint64_t sub_points, int margin, int headroom, BitReader& setup)
+      : p_(problem),
+        rate_(epsilon / (2 * QuantileSensitivity(problem.quantile))),
+        sub_points_(sub_points),
+        margin_(margin),
+        headroom_(headroom),
+        bits_(&setup),
+        target_(problem.ScaledTarget()) {
+    // The run holding the record of rank floor(q n) (clamped) holds the
+    // target: above it distances grow with the rank, below it they grow as
+    // the rank falls.
+    const size_t n = p_.count;
+    const size_t start = std::min<size_t>(
+        n - 1, static_cast<size_t>(target_ >> kTargetFractionBits));
+    const double cell = p_.cells[start];
+    const int64_t point = static_cast<int64_t>(cell);
+    const size_t begin = p_.Below(point);
+    const size_t end = RunEnd(p_.cells, begin, n, cell);
+    Segment run;
+    run.first = run.last = point;
+    run.below = begin;
+    run.records = end - begin;
+    Emit(&top_, run, false);
+    SegmentWalker up(p_, true, end, point + 1);
+    SegmentWalker down(p_, false, begin, point - 1);
+    top_.items.reserve(256);
+    Walk(&top_, &up, false);
+    Walk(&top_, &down, false);
+    Finish(&top_, headroom_);
   }
-  f(0, position_above + 1);
-}
+
+  // One round, reading `bits`: true with *out set when the proposal is
+  // accepted.
+  bool Round(BitReader& bits, SplitPoint* out) {
+    bits_ = &bits;
+    const Item* item = DrawFrom(&top_, false, 0);
+    if (item == nullptr || !BernoulliSizeShare(*bits_, Size(*item)) ||
+        !BernoulliTwoToMinusFraction(
+            *bits_, ExponentAt(item->low, item->low + item->span).fraction)) {
+      return false;
+    }
+    out->point = item->first;
+    if (item->last > item->first) {
+      const Uint128 points = static_cast<Uint128>(item->last - item->first) + 1;
+      out->point += static_cast<int64_t>(UniformBits(*bits_, points));
+    }
+    out->split = static_cast<size_t>(item->low);
+    return true;
+  }
+
+ private:
+  // The exponent of an output standing for ranks [low, high]
+  // (QuantileProblem::ScaledDistance with the target computed once).
+  Exponent ExponentAt(size_t low, size_t high) const {
+    const uint64_t lo = static_cast<uint64_t>(low) << kTargetFractionBits;
+    const uint64_t hi = static_cast<uint64_t>(high) << kTargetFractionBits;
+    const uint64_t distance =
+        target_ < lo ? lo - target_ : (target_ > hi ? target_ - hi : 0);
+    return rate_.ExponentFor(distance);
+  }
+
+  Uint128 Size(const Item& item) const {
+    return static_cast<Uint128>(item.count) *
+           (item.scaled != 0 ? sub_points_ : 1);
+  }
+
+  // An item for ranks [low, high] (high = low but for the atom form's
+  // occupied points) of `count` outputs, times K if `scaled`.
+  void AddItem(Pool* pool, int64_t first, int64_t last, size_t low, size_t high,
+               uint64_t count, bool scaled) {
+    Item item{first,
+              last,
+              static_cast<uint64_t>(low),
+              static_cast<uint32_t>(high - low),
+              scaled ? 1u : 0u,
+              count,
+              0};
+    item.proposal =
+        ExactWeight{Size(item), ExponentAt(low, high)}.ProposalExponent();
+    pool->Note(item.proposal);
+    pool->items.push_back(item);
+  }
+
+  void AddGroup(Pool* pool, Group group) {
+    pool->Note(group.cap);
+    pool->groups.push_back(std::move(group));
+  }
+
+  // The items of one segment. In the split form an occupied point draws its
+  // records' sub-points and lists the sub-gaps outward from the one nearest
+  // the target while they can matter (unless `all`); the rest on each side
+  // becomes a group.
+  void Emit(Pool* pool, const Segment& s, bool all) {
+    if (s.records == 0) {
+      AddItem(pool, s.first, s.last, s.below, s.below,
+              static_cast<uint64_t>(s.last - s.first) + 1, kSplit);
+      return;
+    }
+    if (!kSplit) {
+      AddItem(pool, s.first, s.first, s.below, s.below + s.records, 1, false);
+      return;
+    }
+    // Independent uniform sub-points, sorted: sub-gap h (h records of the
+    // point before it) holds sub-points (p_h, p_(h+1)], with p_0 = -1 and
+    // p_(c+1) = K - 1.
+    const size_t c = s.records;
+    if (c == 1) {  // two sub-gaps, both listed: nothing to store
+      const int64_t position =
+          sub_points_ == (uint64_t{1} << 32)
+              ? static_cast<int64_t>(bits_->Bits(32))
+              : static_cast<int64_t>(UniformBits(*bits_, sub_points_));
+      AddItem(pool, s.first, s.first, s.below, s.below,
+              static_cast<uint64_t>(position + 1), false);
+      const int64_t above = static_cast<int64_t>(sub_points_) - 1 - position;
+      if (above > 0) {
+        AddItem(pool, s.first, s.first, s.below + 1, s.below + 1,
+                static_cast<uint64_t>(above), false);
+      }
+      return;
+    }
+    std::vector<uint32_t> jitter(c);
+    for (uint32_t& j : jitter) {
+      j = sub_points_ == (uint64_t{1} << 32)
+              ? static_cast<uint32_t>(bits_->Bits(32))
+              : static_cast<uint32_t>(UniformBits(*bits_, sub_points_));
+    }
+    std::sort(jitter.begin(), jitter.end());
+    jitters_.push_back(std::move(jitter));
+    const size_t stored = jitters_.size() - 1;
+    const std::vector<uint32_t>& sorted = jitters_[stored];
+    const int64_t k = static_cast<int64_t>(sub_points_);
+    auto bound = [&](size_t h) -> int64_t {  // p_h
+      return h == 0 ? -1
+                    : (h > c ? k - 1 : static_cast<int64_t>(sorted[h - 1]));
+    };
+    auto add = [&](size_t h) {
+      const int64_t size = bound(h + 1) - bound(h);
+      if (size > 0) {
+        AddItem(pool, s.first, s.first, s.below + h, s.below + h,
+                static_cast<uint64_t>(size), false);
+      }
+    };
+    const uint64_t target_rank = target_ >> kTargetFractionBits;
+    const size_t nearest = static_cast<size_t>(std::min<uint64_t>(
+        c, target_rank > s.below ? target_rank - s.below : 0));
+    add(nearest);
+    // Sub-gaps [0, low) and (high, c] are still to place.
+    size_t low = nearest;
+    size_t high = nearest;
+    auto group = [&](size_t first, size_t last, size_t near) {
+      const Uint128 total =
+          static_cast<Uint128>(bound(last + 1) - bound(first));
+      Group g;
+      g.cap = CeilLog2(total) + 2 -
+              static_cast<int64_t>(
+                  ExponentAt(s.below + near, s.below + near).whole);
+      g.point = s.first;
+      g.below = s.below;
+      g.jitter = stored;
+      g.h_first = first;
+      g.h_last = last;
+      return g;
+    };
+    while (low > 0) {
+      if (bound(low) - bound(0) == 0) break;  // nothing left below
+      Group g = group(0, low - 1, low - 1);
+      if (!all && g.cap < pool->top - margin_) {
+        AddGroup(pool, std::move(g));
+        break;
+      }
+      --low;
+      add(low);
+    }
+    while (high < c) {
+      if (bound(c + 1) - bound(high + 1) == 0) break;
+      Group g = group(high + 1, c, high + 1);
+      if (!all && g.cap < pool->top - margin_) {
+        AddGroup(pool, std::move(g));
+        break;
+      }
+      ++high;
+      add(high);
+    }
+  }
+
+  // Segments from `walker` on; unless `all`, stops where everything left
+  // is bounded below the pool's top by the margin and leaves it as a group.
+  // Proof of the bound: each item left weighs 2^a < 2 size 2^-floor(y_next)
+  // and each point group's cap is below 8 (its size) 2^-floor(y_next); the
+  // sizes sum to `left`; rounding up to units at most doubles the sum.
+  void Walk(Pool* pool, SegmentWalker* walker, bool all) {
+    while (!walker->done()) {
+      if (!all) {
+        const size_t rank = walker->next_rank();
+        const Uint128 left = static_cast<Uint128>(walker->points_left()) *
+                             (kSplit ? sub_points_ : 1);
+        const int64_t cap = CeilLog2(left) + 4 -
+                            static_cast<int64_t>(ExponentAt(rank, rank).whole);
+        if (cap < pool->top - margin_) {
+          Group g;
+          g.cap = cap;
+          g.walker.emplace(*walker);
+          AddGroup(pool, std::move(g));
+          return;
+        }
+      }
+      const Segment s = walker->Next();
+      if (s.first > s.last) continue;
+      Emit(pool, s, all);
+    }
+  }
+
+  static void Finish(Pool* pool, int headroom) {
+    pool->table.Reset(headroom);
+    pool->table.Reserve(pool->items.size() + pool->groups.size());
+    for (const Item& item : pool->items) pool->table.Add(item.proposal);
+    for (const Group& group : pool->groups) pool->table.Add(group.cap);
+    pool->table.Finish();
+  }
+
+  void Expand(Group* group) {
+    group->pool = std::make_unique<Pool>();
+    Pool* pool = group->pool.get();
+    if (group->walker.has_value()) {
+      Walk(pool, &*group->walker, true);
+    } else {
+      const std::vector<uint32_t>& jitter = jitters_[group->jitter];
+      const size_t c = jitter.size();
+      const int64_t k = static_cast<int64_t>(sub_points_);
+      for (size_t h = group->h_first; h <= group->h_last; ++h) {
+        const int64_t top = h >= c ? k - 1 : static_cast<int64_t>(jitter[h]);
+        const int64_t bottom =
+            h == 0 ? -1 : static_cast<int64_t>(jitter[h - 1]);
+        if (top > bottom) {
+          AddItem(pool, group->point, group->point, group->below + h,
+                  group->below + h, static_cast<uint64_t>(top - bottom), false);
+        }
+      }
+    }
+    // Extra headroom of log2(entries) keeps the units' rounding within the
+    // factor 2 the caps allow for.
+    const size_t entries = pool->items.size() + pool->groups.size();
+    Finish(pool, headroom_ + BitWidth(static_cast<Uint128>(entries)));
+  }
+
+  // An item with probability proportional to its proposal weight (or, from
+  // a group, to its weight over 2^cap; nullptr for the rest and for a
+  // thinned entry).
+  const Item* DrawFrom(Pool* pool, bool capped, int64_t cap) {
+    if (pool->table.size() == 0) return nullptr;
+    const size_t e =
+        capped ? pool->table.DrawWithin(*bits_, cap) : pool->table.Draw(*bits_);
+    if (e == DyadicTable::kNone || !pool->table.Thin(*bits_, e)) return nullptr;
+    if (e < pool->items.size()) return &pool->items[e];
+    Group& group = pool->groups[e - pool->items.size()];
+    if (!group.pool) Expand(&group);
+    return DrawFrom(group.pool.get(), true, group.cap);
+  }
+
+  const QuantileProblem& p_;
+  BaseTwoRate rate_;
+  uint64_t sub_points_;
+  int margin_;
+  int headroom_;
+  BitReader* bits_;
+  uint64_t target_;  // ScaledTarget()
+  std::vector<std::vector<uint32_t>> jitters_;
+  Pool top_;
+};
 
 }  // namespace
 
@@ -189,25 +491,33 @@ size_t QuantileProblem::AtOrBelow(int64_t point) const {
       cells);
 }
 
-double QuantileProblem::Distance(size_t low, size_t high) const {
-  // q n = product + error exactly (fma); compare with the integers exactly.
-  const double n = static_cast<double>(count);
-  const double product = quantile * n;
-  const double error = std::fma(quantile, n, -product);
-  const double lo = static_cast<double>(low);
-  const double hi = static_cast<double>(high);
-  if (product < lo || (product == lo && error < 0)) {
-    return (lo - product) - error;
-  }
-  if (product > hi || (product == hi && error > 0)) {
-    return (product - hi) + error;
-  }
+uint64_t QuantileProblem::ScaledTarget() const {
+  // q n 2^20 with one rounding of the product (below 2^51, so off by at most
+  // 1/4) and one to the nearest integer.
+  const double scaled =
+      quantile * std::ldexp(static_cast<double>(count), kTargetFractionBits);
+  return static_cast<uint64_t>(std::nearbyint(std::max(0.0, scaled)));
+}
+
+uint64_t QuantileProblem::ScaledDistance(size_t low, size_t high) const {
+  const uint64_t t = ScaledTarget();
+  const uint64_t lo = static_cast<uint64_t>(low) << kTargetFractionBits;
+  const uint64_t hi = static_cast<uint64_t>(high) << kTargetFractionBits;
+  if (t < lo) return lo - t;
+  if (t > hi) return t - hi;
   return 0;
+}
+
+double QuantileProblem::Distance(size_t low, size_t high) const {
+  return std::ldexp(static_cast<double>(ScaledDistance(low, high)),
+                    -kTargetFractionBits);
 }
 
 ExponentialQuantileSampler::ExponentialQuantileSampler(double epsilon,
                                                        uint64_t sub_points)
-    : epsilon_(epsilon), sub_points_(std::max<uint64_t>(1, sub_points)) {}
+    : epsilon_(epsilon),
+      sub_points_(std::min<uint64_t>(kSplitSubPoints,
+                                     std::max<uint64_t>(1, sub_points))) {}
 
 int64_t ExponentialQuantileSampler::SamplePoint(const QuantileProblem& problem,
                                                 RandomSource& rng) const {
@@ -222,271 +532,40 @@ SplitPoint ExponentialQuantileSampler::SampleSplit(
 template <bool kSplit>
 SplitPoint ExponentialQuantileSampler::Sample(const QuantileProblem& problem,
                                               RandomSource& rng) const {
-  const double scale = epsilon_ / (2 * QuantileSensitivity(problem.quantile));
-  const size_t n = problem.count;
-  const double sub_points = static_cast<double>(sub_points_);
-  const double log_sub_points = std::log(sub_points);
-
-  if (n == 0) {
-    const uint64_t points =
-        static_cast<uint64_t>(problem.last_point - problem.first_point + 1);
+  BitReader bits(rng);
+  if (problem.count == 0) {
+    const Uint128 points =
+        static_cast<Uint128>(problem.last_point - problem.first_point) + 1;
     return {
-        problem.first_point + static_cast<int64_t>(UniformInteger(rng, points)),
+        problem.first_point + static_cast<int64_t>(UniformBits(bits, points)),
         0};
   }
-
-  // A uniform sub-point in [0, K): with K = 2^32, half of a random word
-  // (the other half is kept for the next one).
-  uint64_t spare_bits = 0;
-  bool has_spare = false;
-  auto sub_point = [&]() -> double {
-    if (sub_points_ != (uint64_t{1} << 32)) {
-      return static_cast<double>(UniformInteger(rng, sub_points_));
-    }
-    if (has_spare) {
-      has_spare = false;
-      return static_cast<double>(spare_bits >> 32);
-    }
-    spare_bits = rng.NextUint64();
-    has_spare = true;
-    return static_cast<double>(spare_bits & 0xffffffffu);
-  };
-
-  // The exact log mass of any segment; in the split form an occupied point
-  // also draws its sub-gaps and, for more than one record, picks the
-  // sub-gap it would release in the same pass.
-  auto measure = [&](Segment* s) {
-    if (s->records == 0) {
-      s->log_mass = std::log(static_cast<double>(s->last - s->first + 1)) -
-                    scale * problem.Distance(s->below, s->below);
-      return;
-    }
-    if (!kSplit) {
-      s->log_mass = -scale * problem.Distance(s->below, s->below + s->records);
-      return;
-    }
-    if (s->records == 1) {
-      // Sub-gaps (p + 1) and (K - 1 - p) at ranks below and below + 1; the
-      // sub-gap itself is drawn only if the point is chosen.
-      const double position = sub_point();
-      const double d0 = scale * problem.Distance(s->below, s->below);
-      const double d1 = scale * problem.Distance(s->below + 1, s->below + 1);
-      const double nearest = std::min(d0, d1);
-      const double mass = (position + 1) * std::exp(nearest - d0) +
-                          (sub_points - 1 - position) * std::exp(nearest - d1);
-      s->lone_position = position;
-      s->log_mass = std::log(mass) - log_sub_points - nearest;
-      return;
-    }
-    // In log space (no weight underflows, whatever epsilon); a weighted
-    // reservoir picks the sub-gap in the same pass: sub-gap h replaces the
-    // pick with probability w_h / (w_h + the weights before it).
-    double log_total = kNegativeInfinity;
-    ForEachSubGap(sub_points_, s->records, rng, [&](size_t h, double size) {
-      if (size > 0) {
-        const double log_weight =
-            std::log(size) -
-            problem.Distance(s->below + h, s->below + h) * scale;
-        log_total = LogAdd(log_total, log_weight);
-        if (std::log(UniformOpenDouble(rng)) < log_weight - log_total) {
-          s->chosen_split = h;
-        }
-      }
-    });
-    s->log_mass = log_total - log_sub_points;
-  };
-
-  // The run holding the record of rank floor(q n) (clamped) holds the
-  // target; it is measured on its own. Above it distances grow with the
-  // rank, below it they grow as the rank falls.
-  const double product = problem.quantile * static_cast<double>(n);
-  const size_t start = static_cast<size_t>(
-      std::min(static_cast<double>(n - 1), std::max(0.0, std::floor(product))));
-  const double start_cell = problem.cells[start];
-  const int64_t start_point = static_cast<int64_t>(start_cell);
-  const size_t run_begin = problem.Below(start_point);
-  const size_t run_end = RunEnd(problem.cells, run_begin, n, start_cell);
-  Segment start_run;
-  start_run.first = start_run.last = start_point;
-  start_run.below = run_begin;
-  start_run.records = run_end - run_begin;
-  measure(&start_run);
-
-  // Each direction in bands: a run at distance d0 + o from the target
-  // (o a whole number of ranks from the direction's first rank r0) weighs
-  // (its size factor) decay^(o - band start) relative to its band's base
-  // exp(-scale (d0 + band start)): multiply-adds from a table of powers of
-  // exp(-scale), and one log per band.
-  struct Band {
-    double log_base;
-    double mass;
-    size_t begin;
-    size_t end;
-  };
-  std::vector<Segment> segments;
-  segments.reserve(256);
-  std::vector<Band> bands;
-  const double ratio = std::exp(-scale);
-  std::vector<double> decay = {1.0};
-  auto power = [&](size_t i) {
-    while (decay.size() <= i) decay.push_back(decay.back() * ratio);
-    return decay[i];
-  };
-  const size_t width = static_cast<size_t>(
-      std::max(1.0, std::min(4096.0, std::floor(30.0 / scale))));
-
-  SegmentWalker walkers[2] = {
-      SegmentWalker(problem, true, run_end, start_point + 1),
-      SegmentWalker(problem, false, run_begin, start_point - 1)};
-  const size_t first_rank[2] = {run_end, run_begin};
-  double best = start_run.log_mass;
-  for (int d = 0; d < 2; ++d) {
-    const bool up = d == 0;
-    const size_t r0 = first_rank[d];
-    const double d0 = problem.Distance(r0, r0);
-    size_t band_start = 0;
-    bool open = false;
-    SegmentWalker& walker = walkers[d];
-    // Stop once log(points left) - scale d < best - margin; with all points
-    // of the range in place of those left (a looser bound, no log per run).
-    const double log_points = std::log(walker.points_left());
-    double stop_distance = (log_points - best + tail_log_margin_) / scale;
-    while (!walker.done()) {
-      if (problem.Distance(walker.next_rank(), walker.next_rank()) >
-          stop_distance) {
-        break;
-      }
-      Segment s = walker.Next();
-      if (s.first > s.last) continue;
-      size_t offset;
-      double weight;
-      if (s.records == 0) {
-        offset = up ? s.below - r0 : r0 - s.below;
-        weight = static_cast<double>(s.last - s.first + 1);
-      } else if (!kSplit) {
-        offset = up ? s.below - r0 : r0 - (s.below + s.records);
-        weight = 1;
-      } else if (s.records == 1) {
-        // Sub-gaps at offsets o (the nearer rank) and o + 1.
-        offset = up ? s.below - r0 : r0 - (s.below + 1);
-        const double position = sub_point();
-        const double below_size = position + 1;
-        const double above_size = sub_points - 1 - position;
-        weight = ((up ? below_size : above_size) +
-                  (up ? above_size : below_size) * ratio) /
-                 sub_points;
-        s.lone_position = position;
-      } else {
-        offset = up ? s.below - r0 : r0 - (s.below + s.records);
-        measure(&s);
-        weight =
-            std::exp(s.log_mass + scale * (d0 + static_cast<double>(offset)));
-      }
-      if (!open || offset >= band_start + width) {
-        if (open) {
-          const Band& last = bands.back();
-          best = std::max(best, std::log(last.mass) + last.log_base);
-          stop_distance = (log_points - best + tail_log_margin_) / scale;
-        }
-        band_start = offset - offset % width;
-        bands.push_back({-scale * (d0 + static_cast<double>(band_start)), 0,
-                         segments.size(), segments.size()});
-        open = true;
-      }
-      s.weight = weight * power(offset - band_start);
-      segments.push_back(s);
-      bands.back().mass += s.weight;
-      bands.back().end = segments.size();
-    }
+  QuantileDraw<kSplit> draw(problem, epsilon_, sub_points_, tail_margin_bits_,
+                            headroom_, bits);
+  SplitPoint out;
+  while (bits.healthy()) {
+    if (draw.Round(bits, &out)) return out;
   }
-  // What is left of each direction: an upper bound on its mass (slightly
-  // raised for the roundings of the sum), visited only when drawn.
-  double tail_bound[2];
-  std::vector<Segment> tail[2];
-  bool expanded[2] = {false, false};
-  for (int d = 0; d < 2; ++d) {
-    tail_bound[d] = walkers[d].done()
-                        ? kNegativeInfinity
-                        : std::log(walkers[d].points_left()) + 1e-9 -
-                              scale * problem.Distance(walkers[d].next_rank(),
-                                                       walkers[d].next_rank());
-  }
+  return {problem.first_point, 0};
+}
 
-  auto finish = [&](const Segment& s) -> SplitPoint {
-    if (s.lone_position >= 0) {
-      // The lone record's sub-gap, by its weight given the point, relative
-      // to the nearer rank's so that neither underflows to a tie of zeros.
-      const double d0 = scale * problem.Distance(s.below, s.below);
-      const double d1 = scale * problem.Distance(s.below + 1, s.below + 1);
-      const double nearest = std::min(d0, d1);
-      const double w0 = (s.lone_position + 1) * std::exp(nearest - d0);
-      const double w1 =
-          (sub_points - 1 - s.lone_position) * std::exp(nearest - d1);
-      const bool after = UniformDouble(rng) * (w0 + w1) >= w0;
-      return {s.first, s.below + (after ? 1 : 0)};
-    }
-    if (s.records > 0) {
-      return {s.first, s.below + (kSplit ? s.chosen_split : 0)};
-    }
-    const uint64_t size = static_cast<uint64_t>(s.last - s.first + 1);
-    return {s.first + static_cast<int64_t>(UniformInteger(rng, size)), s.below};
-  };
-
-  // Proposals: the start run, the bands, the two tails, by mass. A band
-  // gives one of its runs by inverse CDF; a tail is visited in full and one
-  // of its runs accepted with probability (its mass) / (the tail's bound),
-  // else the proposal is redrawn: rejection sampling, exact for any bound.
-  std::vector<double> log_masses = {start_run.log_mass, tail_bound[0],
-                                    tail_bound[1]};
-  for (const Band& band : bands) {
-    log_masses.push_back(std::log(band.mass) + band.log_base);
+std::optional<SplitPoint> ExponentialQuantileSampler::RoundForTest(
+    const QuantileProblem& problem, bool split, RandomSource& setup,
+    BitReader& round) const {
+  BitReader setup_bits(setup);
+  SplitPoint out;
+  bool accepted;
+  if (split) {
+    QuantileDraw<true> draw(problem, epsilon_, sub_points_, tail_margin_bits_,
+                            headroom_, setup_bits);
+    accepted = draw.Round(round, &out);
+  } else {
+    QuantileDraw<false> draw(problem, epsilon_, sub_points_, tail_margin_bits_,
+                             headroom_, setup_bits);
+    accepted = draw.Round(round, &out);
   }
-  double top = kNegativeInfinity;
-  for (double l : log_masses) top = std::max(top, l);
-  for (;;) {
-    double total = 0;
-    for (double l : log_masses) total += std::exp(l - top);
-    const double threshold = UniformDouble(rng) * total;
-    double cumulative = 0;
-    size_t item = log_masses.size() - 1;
-    for (size_t i = 0; i < log_masses.size(); ++i) {
-      const double mass = std::exp(log_masses[i] - top);
-      if (mass > 0) item = i;  // a rounding shortfall: the last possible one
-      cumulative += mass;
-      if (cumulative > threshold) break;
-    }
-    if (item == 0) return finish(start_run);
-    if (item >= 3) {
-      const Band& band = bands[item - 3];
-      const double inside = UniformDouble(rng) * band.mass;
-      double running = 0;
-      size_t chosen = band.end - 1;
-      for (size_t i = band.begin; i < band.end; ++i) {
-        running += segments[i].weight;
-        if (running > inside) {
-          chosen = i;
-          break;
-        }
-      }
-      return finish(segments[chosen]);
-    }
-    const int d = static_cast<int>(item) - 1;
-    if (!expanded[d]) {
-      while (!walkers[d].done()) {
-        Segment s = walkers[d].Next();
-        if (s.first > s.last) continue;
-        measure(&s);
-        if (s.log_mass != kNegativeInfinity) tail[d].push_back(s);
-      }
-      expanded[d] = true;
-    }
-    const double accept = UniformDouble(rng) * std::exp(tail_bound[d] - top);
-    double inside = 0;
-    for (const Segment& s : tail[d]) {
-      inside += std::exp(s.log_mass - top);
-      if (inside > accept) return finish(s);
-    }
-  }
+  if (!accepted) return std::nullopt;
+  return out;
 }
 
 double PointLogProbability(const QuantileProblem& problem, double epsilon,
@@ -494,9 +573,11 @@ double PointLogProbability(const QuantileProblem& problem, double epsilon,
   if (point < problem.first_point || point > problem.last_point) {
     return kNegativeInfinity;
   }
-  const double scale = epsilon / (2 * QuantileSensitivity(problem.quantile));
+  const BaseTwoRate rate(epsilon / (2 * QuantileSensitivity(problem.quantile)));
   auto log_weight = [&](int64_t v) {
-    return -scale * problem.Distance(problem.Below(v), problem.AtOrBelow(v));
+    return -kLn2 * rate.ExponentFor(problem.ScaledDistance(
+                                        problem.Below(v), problem.AtOrBelow(v)))
+                       .Value();
   };
   // Every segment, bottom to top.
   SegmentWalker walker(problem, true, 0, problem.first_point);
@@ -513,7 +594,7 @@ double PointLogProbability(const QuantileProblem& problem, double epsilon,
 std::map<std::pair<int64_t, uint64_t>, double> SplitProbabilities(
     const QuantileProblem& problem, double epsilon, uint64_t sub_points,
     bool by_sub_point) {
-  const double scale = epsilon / (2 * QuantileSensitivity(problem.quantile));
+  const BaseTwoRate rate(epsilon / (2 * QuantileSensitivity(problem.quantile)));
   const size_t n = problem.count;
   std::map<std::pair<int64_t, uint64_t>, double> result;
   std::vector<uint64_t> jitter(n, 0);
@@ -538,7 +619,9 @@ std::map<std::pair<int64_t, uint64_t>, double> SplitProbabilities(
           rank += cell < static_cast<double>(v) ||
                   (cell == static_cast<double>(v) && jitter[r] < s);
         }
-        const double log_weight = -scale * problem.Distance(rank, rank);
+        const double log_weight =
+            -kLn2 *
+            rate.ExponentFor(problem.ScaledDistance(rank, rank)).Value();
         top = std::max(top, log_weight);
         outputs.push_back({{v, by_sub_point ? s : rank}, log_weight});
       }

@@ -34,36 +34,49 @@
 // of the common records the ratio bound holds, so it holds for the mixture.
 // Removing a record is the same pair read backwards.
 //
-// Floating point: t is q n to within a rounding, and distances are computed
-// with two more roundings, each below 2^-22 for n <= 2^31 (kMaxRecords). The
-// mechanism therefore uses Delta (1 + 2^-16) (QuantileSensitivity), which
-// covers any rounding of the distances by a factor of 8.
+// Exactly as sampled: the target is q n rounded to a multiple of 2^-20
+// (ScaledTarget; off by under 2^-20), so every distance is an exact dyadic
+// rational, and adding a record moves the target by q plus under 2^-19: the
+// sensitivity is at most Delta + 2^-19 <= Delta (1 + 2^-18). The mechanism
+// uses Delta (1 + 2^-16) (QuantileSensitivity), which covers it. The rate
+// epsilon / (2 Delta (1 + 2^-16)) is then replaced by the base-two rate of
+// exact_exponential.h (never larger) and weights are size 2^-y with y capped
+// at 2^40: a utility capped at a public constant, of no larger sensitivity.
 //
-// Sampling: outputs are grouped into segments (a run of empty grid points
-// between two occupied points, or one occupied point) whose mass is computed
-// exactly in log space. Segments are visited outward from the target; once
-// what lies beyond in a direction cannot reach e^-24 of the largest mass, its
-// total is bounded from above and kept as a "tail" in the draw: a draw that
-// lands in a tail visits it and accepts or rejects against the bound (exact
-// rejection sampling), so every output keeps its probability, however small,
-// and the support never depends on the data.
+// Sampling is exact (exact_exponential.h): no floating-point number decides
+// anything. Outputs are grouped into segments (a run of empty grid points
+// between two occupied points, or one occupied point, or in the split form
+// one sub-gap of an occupied point), each an item of the draw. Segments are
+// listed outward from the target; once everything left in a direction is
+// bounded 2^40 below the largest item, the rest is one group with a dyadic
+// bound on its weight, listed only if drawn (about once in 2^40 draws). The
+// split form's sub-points are independent uniform integers of [0, K), drawn
+// for the records of each occupied point it lists; sub-gaps of a large atom
+// far from the target are grouped the same way. The support never depends
+// on the data.
 #ifndef DPQ_CORE_EXPONENTIAL_QUANTILE_H_
 #define DPQ_CORE_EXPONENTIAL_QUANTILE_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <utility>
 
+#include "core/bits.h"
 #include "core/random.h"
 
 namespace dpq {
 
-// Relative safety margin on the sensitivity for the rounding of distances
+// Relative safety margin on the sensitivity for the rounding of the target
 // (see above). Privacy-relevant.
 constexpr double kSensitivitySafety = 1.0 + 1.0 / 65536.0;
-// Sub-points per grid point in the split form. Any public K is private;
-// a large one makes the jitter effectively continuous. Not privacy-relevant.
+// Fraction bits of the target q n (see above). Privacy-relevant: the margin
+// above assumes at most 2^-19 of movement from its rounding.
+constexpr int kTargetFractionBits = 20;
+// Sub-points per grid point in the split form (at most 2^32). Any public K is
+// private; a large one makes the jitter effectively continuous. Not
+// privacy-relevant.
 constexpr uint64_t kSplitSubPoints = uint64_t{1} << 32;
 
 // The sensitivity the mechanism uses for quantile q in [0, 1]:
@@ -82,8 +95,11 @@ struct QuantileProblem {
   // Records at points below `point`, and at or below it.
   size_t Below(int64_t point) const;
   size_t AtOrBelow(int64_t point) const;
+  // The target q n in units of 2^-20, rounded (see above).
+  uint64_t ScaledTarget() const;
   // The utility's distance for an output standing for ranks [low, high]:
-  // dist(q n, [low, high]), to within the roundings stated above.
+  // dist(target, [low, high]), exactly, in units of 2^-20 and as a double.
+  uint64_t ScaledDistance(size_t low, size_t high) const;
   double Distance(size_t low, size_t high) const;
 };
 
@@ -107,11 +123,21 @@ class ExponentialQuantileSampler {
   SplitPoint SampleSplit(const QuantileProblem& problem,
                          RandomSource& rng) const;
 
-  // How far below the largest segment mass (in log) a direction is bounded
-  // instead of visited. Any value is exact; 24 visits little and expands a
-  // tail about once in e^24 draws. Tests lower it to exercise the tail path.
-  // Not privacy-relevant.
-  void set_tail_log_margin(double margin) { tail_log_margin_ = margin; }
+  // How far below the largest item (in bits) a direction or a far part of
+  // an atom is grouped instead of listed. Any value is exact; 40 lists little
+  // and expands a group about once in 2^40 draws. Tests lower it to exercise
+  // the groups. Not privacy-relevant.
+  void set_tail_margin_bits(int bits) { tail_margin_bits_ = bits; }
+  // DyadicTable's headroom (exact_exponential.h); tests lower it to exercise
+  // the thinning. Not privacy-relevant.
+  void set_headroom(int bits) { headroom_ = bits; }
+
+  // One proposal-and-acceptance round on a fresh draw (its setup, the split
+  // form's jitter, read from `setup`), reading `round`: the output if
+  // accepted. For the tests that enumerate a round's random bits.
+  std::optional<SplitPoint> RoundForTest(const QuantileProblem& problem,
+                                         bool split, RandomSource& setup,
+                                         BitReader& round) const;
 
  private:
   template <bool kSplit>
@@ -119,12 +145,13 @@ class ExponentialQuantileSampler {
 
   double epsilon_;
   uint64_t sub_points_;
-  double tail_log_margin_ = 64.0;
+  int tail_margin_bits_ = 40;
+  int headroom_ = 64;
 };
 
-// Exact log P(SamplePoint returns `point`), by summing every segment; -inf
-// outside [first_point, last_point]. For the privacy tests and AQ's
-// likelihood.
+// log P(SamplePoint returns `point`), by summing every segment (the exact
+// weights, summed in floating point); -inf outside [first_point,
+// last_point]. For the privacy tests and AQ's likelihood.
 double PointLogProbability(const QuantileProblem& problem, double epsilon,
                            int64_t point);
 

@@ -128,8 +128,4 @@ uint64_t UniformInteger(RandomSource& rng, uint64_t bound) {
   return value % bound;
 }
 
-double Gumbel(RandomSource& rng) {
-  return -std::log(-std::log(UniformOpenDouble(rng)));
-}
-
 }  // namespace dpq

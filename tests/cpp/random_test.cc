@@ -75,21 +75,15 @@ class ConstantSource final : public RandomSource {
   uint64_t word_;
 };
 
-TEST(UniformTest, OpenDoublesAndGumbelsAreFiniteAtTheExtremes) {
-  // All-ones words made the 53-bit version round to exactly 1 and the Gumbel
-  // to +infinity: a band drawing it wins whatever its weight.
+TEST(UniformTest, OpenDoublesAreInsideZeroOneAtTheExtremes) {
+  // All-ones words made the 53-bit version round to exactly 1, and its log
+  // to 0 (an infinite Gumbel in the old sampler).
   ConstantSource top(~uint64_t{0});
   ConstantSource bottom(0);
   EXPECT_LT(UniformOpenDouble(top), 1.0);
   EXPECT_EQ(UniformOpenDouble(top), 1.0 - std::ldexp(1.0, -53));
   EXPECT_EQ(UniformOpenDouble(bottom), std::ldexp(1.0, -53));
-  for (RandomSource* source : {static_cast<RandomSource*>(&top),
-                               static_cast<RandomSource*>(&bottom)}) {
-    const double g = Gumbel(*source);
-    EXPECT_TRUE(std::isfinite(g));
-    EXPECT_GE(g, -3.7);
-    EXPECT_LE(g, 36.8);
-  }
+  EXPECT_TRUE(std::isfinite(std::log(UniformOpenDouble(bottom))));
 }
 
 TEST(UniformTest, IntegersAreUniform) {
@@ -110,18 +104,6 @@ TEST(UniformTest, IntegersAreUniform) {
   // A bound above 2^63 exercises the rejection step.
   const uint64_t huge = (uint64_t{1} << 63) + 12345;
   for (int i = 0; i < 1000; ++i) ASSERT_LT(UniformInteger(rng, huge), huge);
-}
-
-TEST(UniformTest, GumbelHasEulerMascheroniMean) {
-  SeededRandom rng(3);
-  double sum = 0;
-  const int draws = 200000;
-  for (int i = 0; i < draws; ++i) {
-    const double g = Gumbel(rng);
-    ASSERT_TRUE(std::isfinite(g));
-    sum += g;
-  }
-  EXPECT_NEAR(sum / draws, 0.5772156649, 0.01);
 }
 
 }  // namespace

@@ -1,0 +1,208 @@
+// Random bits read lazily, and the small fixed-point arithmetic the exact
+// samplers share (discrete_noise.cc, exact_exponential.cc). Internal to the
+// core: every function here is exact, none rounds.
+#ifndef DPQ_CORE_BITS_H_
+#define DPQ_CORE_BITS_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "core/random.h"
+
+namespace dpq {
+
+__extension__ typedef unsigned __int128 Uint128;
+
+// Bits needed to hold x (0 for 0).
+inline int BitWidth(Uint128 x) {
+  const uint64_t high = static_cast<uint64_t>(x >> 64);
+  if (high != 0) return 128 - __builtin_clzll(high);
+  const uint64_t low = static_cast<uint64_t>(x);
+  return low == 0 ? 0 : 64 - __builtin_clzll(low);
+}
+
+// ceil(log2 x) for x >= 1.
+inline int CeilLog2(Uint128 x) { return x <= 1 ? 0 : BitWidth(x - 1); }
+
+// Random bits from 64-bit words, in order, most significant first. The
+// exact samplers compare uniforms with probabilities lazily; Peek/Consume let
+// them compare up to 32 bits at once and consume only up to the first
+// differing bit, so a Bernoulli trial still uses about two bits, not a word.
+// Bits peeked but not consumed were never used by any decision: they stay
+// fresh for the next one. No bit is skipped, so a scripted source is read
+// exactly as written (the tests rely on it).
+class BitReader {
+ public:
+  static constexpr int kMaxPeek = 32;
+  explicit BitReader(RandomSource& rng) : rng_(rng) {}
+  // The next `count` bits (0..kMaxPeek) as an integer, first bit highest.
+  uint64_t Peek(int count) {
+    if (left_ < count) Refill(count);
+    return count == 0 ? 0 : high_ >> (64 - count);
+  }
+  void Consume(int count) {
+    high_ = count == 64 ? 0 : high_ << count;
+    left_ -= count;
+    consumed_ += static_cast<uint64_t>(count);
+    if (consumed_ > limit_) healthy_ = false;
+  }
+  bool Bit() {
+    const bool bit = Peek(1) != 0;
+    Consume(1);
+    return bit;
+  }
+  uint64_t Bits(int count) {
+    const uint64_t value = Peek(count);
+    Consume(count);
+    return value;
+  }
+  // Bits consumed so far, and a limit past which the reader reports itself
+  // unhealthy, so that samplers stop: the tests enumerate a sampler's
+  // decision tree one bit string at a time.
+  uint64_t consumed() const { return consumed_; }
+  void set_limit(uint64_t limit) { limit_ = limit; }
+  // The source's health as of the last word read: loops stop on it without
+  // a virtual call per bit.
+  bool healthy() const { return healthy_; }
+  RandomSource& source() { return rng_; }
+
+ private:
+  // Moves bits from the next word behind the `left_` unread ones of high_.
+  // Unused bits of high_ and low_ are always 0.
+  void Refill(int count) {
+    while (left_ < count) {
+      if (low_left_ == 0) {
+        low_ = rng_.NextUint64();
+        healthy_ = healthy_ && rng_.healthy();
+        low_left_ = 64;
+      }
+      const int take = std::min(64 - left_, low_left_);
+      high_ |= left_ == 0 ? low_ : low_ >> left_;
+      low_ = take == 64 ? 0 : low_ << take;
+      low_left_ -= take;
+      left_ += take;
+    }
+  }
+
+  RandomSource& rng_;
+  uint64_t high_ = 0;  // left_ unread bits, at the top
+  uint64_t low_ = 0;   // low_left_ more, at the top
+  int left_ = 0;
+  int low_left_ = 0;
+  bool healthy_ = true;
+  uint64_t consumed_ = 0;
+  uint64_t limit_ = ~uint64_t{0};
+};
+
+// Uniform in [0, bound), bound >= 1: rejection on the fewest bits that hold
+// bound - 1 (exact; fewer than two rounds on average), every bit through the
+// reader (up to 32 at a time).
+inline Uint128 UniformBits(BitReader& bits, Uint128 bound) {
+  if (bound <= 1) return 0;
+  const Uint128 top = bound - 1;
+  const uint64_t high = static_cast<uint64_t>(top >> 64);
+  const int width = high != 0
+                        ? 128 - __builtin_clzll(high)
+                        : 64 - __builtin_clzll(static_cast<uint64_t>(top));
+  if (width <= BitReader::kMaxPeek) {
+    const uint64_t b = static_cast<uint64_t>(bound);
+    uint64_t value;
+    do {
+      value = bits.Bits(width);
+    } while (value >= b && bits.healthy());
+    return value % b;
+  }
+  Uint128 value;
+  do {
+    value = 0;
+    for (int left = width; left > 0; left -= BitReader::kMaxPeek) {
+      const int take = std::min(left, BitReader::kMaxPeek);
+      value = (value << take) | bits.Bits(take);
+    }
+  } while (value >= bound && bits.healthy());
+  return value % bound;
+}
+
+// True with probability numerator / denominator: a uniform U in [0, 1) is
+// compared with p = numerator / denominator one binary digit at a time, each
+// digit of p from exact long division. `Word` holds 2 denominator.
+template <typename Word>
+bool BernoulliDigits(BitReader& bits, Word remainder, Word denominator) {
+  while (bits.healthy()) {
+    remainder <<= 1;
+    const bool p_bit = remainder >= denominator;
+    if (p_bit) remainder -= denominator;
+    const bool u_bit = bits.Bit();
+    if (u_bit != p_bit) return p_bit;  // U's digit 0 where p's is 1: U < p
+    if (remainder == 0) return false;  // p's digits end: U >= p
+  }
+  return false;
+}
+
+// denominator <= 2^127; 64-bit words when it fits in 63 bits (WASM emulates
+// 128-bit arithmetic).
+inline bool BernoulliBits(BitReader& bits, Uint128 numerator,
+                          Uint128 denominator) {
+  if (numerator == 0) return false;
+  if (numerator >= denominator) return true;
+  if (denominator < (Uint128{1} << 63)) {
+    return BernoulliDigits<uint64_t>(bits, static_cast<uint64_t>(numerator),
+                                     static_cast<uint64_t>(denominator));
+  }
+  return BernoulliDigits<Uint128>(bits, numerator, denominator);
+}
+
+// Fixed-point numbers for ExpMinusLeadingDigits: little-endian 64-bit limbs,
+// the last one the integer part, the others the fraction.
+using Fixed = std::vector<uint64_t>;
+
+inline bool IsZero(const Fixed& x) {
+  for (uint64_t limb : x) {
+    if (limb != 0) return false;
+  }
+  return true;
+}
+
+// x *= m, exact (the callers keep the integer part below 2^64).
+inline void MultiplySmall(Fixed* x, uint64_t m) {
+  uint64_t carry = 0;
+  for (uint64_t& limb : *x) {
+    const Uint128 product = static_cast<Uint128>(limb) * m + carry;
+    limb = static_cast<uint64_t>(product);
+    carry = static_cast<uint64_t>(product >> 64);
+  }
+}
+
+// x = floor(x / d): at most one unit of the last place below x / d.
+inline void DivideSmall(Fixed* x, uint64_t d) {
+  Uint128 remainder = 0;
+  for (size_t i = x->size(); i-- > 0;) {
+    const Uint128 current = (remainder << 64) | (*x)[i];
+    (*x)[i] = static_cast<uint64_t>(current / d);
+    remainder = current % d;
+  }
+}
+
+// x += y or x -= y; false on a carry or borrow out of the integer limb.
+inline bool AddFixed(Fixed* x, const Fixed& y, bool subtract) {
+  uint64_t carry = 0;
+  for (size_t i = 0; i < x->size(); ++i) {
+    const uint64_t a = (*x)[i];
+    const uint64_t b = y[i];
+    if (subtract) {
+      const uint64_t difference = a - b - carry;
+      carry = (a < b || (a == b && carry != 0)) ? 1 : 0;
+      (*x)[i] = difference;
+    } else {
+      const uint64_t sum = a + b + carry;
+      carry = (sum < a || (sum == a && carry != 0)) ? 1 : 0;
+      (*x)[i] = sum;
+    }
+  }
+  return carry == 0;
+}
+
+}  // namespace dpq
+
+#endif  // DPQ_CORE_BITS_H_

@@ -1,0 +1,278 @@
+#include "core/exact_exponential.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dpq {
+namespace {
+
+constexpr Uint128 kFractionMask =
+    (Uint128{1} << kExponentFractionBits) - Uint128{1};
+
+// x * m for a little-endian limb vector x: two more limbs.
+Fixed MultiplyBy128(const Fixed& x, Uint128 m) {
+  Fixed low = x;
+  low.push_back(0);
+  low.push_back(0);
+  Fixed high = low;
+  MultiplySmall(&low, static_cast<uint64_t>(m));
+  MultiplySmall(&high, static_cast<uint64_t>(m >> 64));
+  // high << 64
+  for (size_t i = high.size(); i-- > 1;) high[i] = high[i - 1];
+  high[0] = 0;
+  AddFixed(&low, high, false);
+  return low;
+}
+
+// floor(x / 2^shift); *inexact says whether bits were dropped.
+Fixed ShiftRight(const Fixed& x, int shift, bool* inexact) {
+  const size_t limbs = static_cast<size_t>(shift / 64);
+  const int bits = shift % 64;
+  *inexact = false;
+  for (size_t i = 0; i < std::min(limbs, x.size()); ++i) {
+    if (x[i] != 0) *inexact = true;
+  }
+  if (bits != 0 && limbs < x.size() &&
+      (x[limbs] & ((uint64_t{1} << bits) - 1)) != 0) {
+    *inexact = true;
+  }
+  Fixed out(x.size(), 0);
+  for (size_t i = 0; i + limbs < x.size(); ++i) {
+    uint64_t v = x[i + limbs] >> bits;
+    if (bits != 0 && i + limbs + 1 < x.size()) {
+      v |= x[i + limbs + 1] << (64 - bits);
+    }
+    out[i] = v;
+  }
+  return out;
+}
+
+void AddOne(Fixed* x) {
+  for (uint64_t& limb : *x) {
+    if (++limb != 0) return;
+  }
+}
+
+// x / d rounded up.
+Fixed DivideCeil(const Fixed& x, uint64_t d) {
+  Fixed q = x;
+  DivideSmall(&q, d);
+  Fixed back = q;
+  MultiplySmall(&back, d);
+  if (back != x) AddOne(&q);
+  return q;
+}
+
+// Bit i (0 = the 2^-1 digit) of a fraction held in `limbs` limbs.
+int FractionBit(const Fixed& x, size_t limbs, size_t i) {
+  const size_t from_bottom = limbs * 64 - 1 - i;
+  return static_cast<int>((x[from_bottom / 64] >> (from_bottom % 64)) & 1);
+}
+
+// gamma = fraction 2^-84 ln 2 bracketed as [low, high] 2^-(64 limbs).
+struct Bracket {
+  Uint128 fraction = 0;
+  size_t limbs = 0;
+  Fixed low;
+  Fixed high;
+
+  void Compute(size_t new_limbs) {
+    limbs = new_limbs;
+    static const Fixed kLn2Two = Ln2Digits(2);  // the usual precision, once
+    const Fixed ln2 = limbs == 2 ? kLn2Two : Ln2Digits(static_cast<int>(limbs));
+    // ln 2 2^P in [L, L + 2): fraction L <= gamma 2^(P + 84) < fraction L
+    // + 2 fraction.
+    Fixed product = MultiplyBy128(ln2, fraction);
+    bool inexact = false;
+    low = ShiftRight(product, kExponentFractionBits, &inexact);
+    Fixed twice(product.size(), 0);
+    twice[0] = static_cast<uint64_t>(fraction << 1);
+    twice[1] = static_cast<uint64_t>(fraction >> 63);
+    AddFixed(&product, twice, false);
+    high = ShiftRight(product, kExponentFractionBits, &inexact);
+    if (inexact) AddOne(&high);
+    low.resize(limbs);  // gamma < 1: the upper limbs are zero
+    high.resize(limbs + 1);
+  }
+};
+
+// U < gamma / k for a fresh uniform U read lazily: U's digits are compared
+// with those of floor(low / k) and ceil(high / k); when U falls between
+// them the bracket is recomputed with twice the digits.
+bool BelowGammaOver(BitReader& bits, Bracket* gamma, uint64_t k) {
+  std::vector<uint8_t> drawn;
+  while (bits.healthy()) {
+    Fixed a = gamma->low;
+    DivideSmall(&a, k);
+    Fixed b = DivideCeil(gamma->high, k);
+    // b >= 1 (impossible, as gamma < ln 2 + 2^-100) would leave U below b.
+    const bool b_at_least_one = b[gamma->limbs] != 0;
+    const size_t digits = gamma->limbs * 64;
+    int versus_a = 0;  // U's prefix against a's: -1 below, 0 equal, 1 above
+    int versus_b = 0;
+    for (size_t i = 0; i < digits; ++i) {
+      if (i == drawn.size()) {
+        drawn.push_back(static_cast<uint8_t>(bits.Bit()));
+        if (!bits.healthy()) return false;
+      }
+      const int u = drawn[i];
+      if (versus_a == 0) {
+        const int bit = FractionBit(a, gamma->limbs, i);
+        if (u != bit) versus_a = u < bit ? -1 : 1;
+      }
+      if (versus_b == 0 && !b_at_least_one) {
+        const int bit = FractionBit(b, gamma->limbs, i);
+        if (u != bit) versus_b = u < bit ? -1 : 1;
+      }
+      if (versus_a < 0) return true;   // U < a <= gamma / k
+      if (versus_b > 0) return false;  // U > b >= gamma / k
+    }
+    if (versus_b == 0 && !b_at_least_one) return false;  // U >= b
+    gamma->Compute(gamma->limbs * 2);  // U in [a, b): more digits
+  }
+  return false;
+}
+
+}  // namespace
+
+double Exponent::Value() const {
+  return static_cast<double>(whole) +
+         std::ldexp(static_cast<double>(fraction), -kExponentFractionBits);
+}
+
+BaseTwoRate::BaseTwoRate(double s) {
+  if (!(s > 0)) return;
+  // s log2(e) (1 - 2^-50), each of the three roundings at most 2^-53
+  // relative: below s / ln 2, so r ln 2 < s.
+  const double r = s * 1.4426950408889634 * (1.0 - std::ldexp(1.0, -50));
+  if (r >= std::ldexp(1.0, 40)) {
+    multiplier_ = Uint128{1} << 104;
+    return;
+  }
+  const double scaled = std::ldexp(r, 64);  // exact, below 2^104
+  const double high = std::floor(std::ldexp(scaled, -64));
+  const double low = std::floor(scaled - std::ldexp(high, 64));  // exact
+  multiplier_ = (static_cast<Uint128>(static_cast<uint64_t>(high)) << 64) +
+                static_cast<uint64_t>(low);
+}
+
+Exponent BaseTwoRate::ExponentFor(uint64_t distance) const {
+  // r d = M distance 2^-84, so y's 84 fraction bits are M distance's lowest.
+  Exponent e;
+  Uint128 product = 0;
+  if (__builtin_mul_overflow(multiplier_, static_cast<Uint128>(distance),
+                             &product) ||
+      (product >> kExponentFractionBits) >= kMaxWholeExponent) {
+    e.whole = kMaxWholeExponent;
+    return e;
+  }
+  e.whole = static_cast<uint64_t>(product >> kExponentFractionBits);
+  e.fraction = product & kFractionMask;
+  return e;
+}
+
+double BaseTwoRate::NaturalRate() const {
+  return std::ldexp(static_cast<double>(multiplier_), -64) * 0.6931471805599453;
+}
+
+int64_t ExactWeight::ProposalExponent() const {
+  return static_cast<int64_t>(CeilLog2(size)) -
+         static_cast<int64_t>(exponent.whole);
+}
+
+std::vector<uint64_t> Ln2Digits(int limbs) {
+  // ln 2 = sum_k 1 / (k 2^k) with W = 64 (limbs + 1) bits: each of the W
+  // floored terms is at most one unit low and the rest of the series is
+  // below one unit, so ln 2 2^W is in [S, S + W + 1]; dropping the guard
+  // limb, ln 2 2^(64 limbs) is in [L, L + 2).
+  const size_t size = static_cast<size_t>(limbs) + 2;
+  const uint64_t w = 64 * (static_cast<uint64_t>(limbs) + 1);
+  Fixed power(size, 0);
+  power[size - 1] = 1;  // 2^W
+  Fixed sum(size, 0);
+  for (uint64_t k = 1; k <= w; ++k) {
+    DivideSmall(&power, 2);
+    Fixed term = power;
+    DivideSmall(&term, k);
+    AddFixed(&sum, term, false);
+  }
+  return Fixed(sum.begin() + 1, sum.begin() + 1 + limbs);
+}
+
+bool BernoulliTwoToMinus(BitReader& bits, uint64_t count) {
+  for (uint64_t i = 0; i < count; ++i) {
+    if (bits.Bit() || !bits.healthy()) return false;
+  }
+  return true;
+}
+
+bool BernoulliSizeShare(BitReader& bits, Uint128 size) {
+  const int b = CeilLog2(size);
+  if (size == (Uint128{1} << b)) return true;
+  return BernoulliBits(bits, size, Uint128{1} << b);
+}
+
+bool BernoulliTwoToMinusFraction(BitReader& bits, Uint128 fraction) {
+  if (fraction == 0) return true;
+  // 2^-f = exp(-gamma), gamma = f ln 2 in (0, ln 2): the smallest k with
+  // Bernoulli(gamma / k) = 0 is odd with probability exp(-gamma) (CKS 2020,
+  // Algorithm 1).
+  Bracket gamma;
+  gamma.fraction = fraction;
+  gamma.Compute(2);
+  uint64_t k = 1;
+  while (bits.healthy() && BelowGammaOver(bits, &gamma, k)) ++k;
+  return k % 2 == 1;
+}
+
+void DyadicTable::Reset(int headroom) {
+  exponents_.clear();
+  prefix_.clear();
+  headroom_ = headroom;
+}
+
+void DyadicTable::Add(int64_t exponent) { exponents_.push_back(exponent); }
+
+void DyadicTable::Finish() {
+  prefix_.resize(exponents_.size());
+  if (exponents_.empty()) return;
+  const int64_t top = *std::max_element(exponents_.begin(), exponents_.end());
+  unit_ = top - headroom_;
+  Uint128 total = 0;
+  for (size_t i = 0; i < exponents_.size(); ++i) {
+    const int64_t above = exponents_[i] - unit_;
+    total += above > 0 ? Uint128{1} << above : Uint128{1};
+    prefix_[i] = total;
+  }
+}
+
+size_t DyadicTable::Draw(BitReader& bits) const {
+  const Uint128 v = UniformBits(bits, prefix_.back());
+  return static_cast<size_t>(
+      std::upper_bound(prefix_.begin(), prefix_.end(), v) - prefix_.begin());
+}
+
+size_t DyadicTable::DrawWithin(BitReader& bits, int64_t cap) const {
+  // A uniform integer below 2^(cap - unit) (the caller's proof keeps the
+  // total below it): its high bits must be zero, its low `width` bits below
+  // the total.
+  const Uint128 total = prefix_.back();
+  const int width = BitWidth(total);
+  const int64_t span = cap - unit_;
+  if (span > width &&
+      !BernoulliTwoToMinus(bits, static_cast<uint64_t>(span - width))) {
+    return kNone;
+  }
+  const Uint128 v = UniformBits(bits, Uint128{1} << width);
+  if (v >= total) return kNone;
+  return static_cast<size_t>(
+      std::upper_bound(prefix_.begin(), prefix_.end(), v) - prefix_.begin());
+}
+
+bool DyadicTable::Thin(BitReader& bits, size_t i) const {
+  const int64_t e = exponents_[i];
+  return e >= unit_ ||
+         BernoulliTwoToMinus(bits, static_cast<uint64_t>(unit_ - e));
+}
+
+}  // namespace dpq

@@ -1,0 +1,128 @@
+// Exact sampling from weights size * 2^-y, the form every exponential
+// mechanism of the core is put in (exponential_quantile.h, dp_exp_gk.h).
+//
+// A mechanism asks for P(o) proportional to size(o) exp(-s d(o)) with a
+// public rate s (epsilon over twice the sensitivity) and a distance d(o) >= 0
+// that is a dyadic rational. It is run instead with the base-two rate
+// r = M 2^-64 <= s / ln 2 (M an integer, rounded down), so that
+//   weight(o) = size(o) 2^-y(o),   y(o) = min(r d(o), 2^40),
+// an exact dyadic rational for every output. Using r ln 2 <= s only makes the
+// mechanism more private, and capping y at 2^40 (weights below 2^-2^40) is
+// capping the utility at a public constant, which never increases its
+// sensitivity. So the guarantee proved for rate s holds for what is sampled.
+//
+// The sampler never rounds (Ilvento 2020 makes the same point for the base-2
+// exponential mechanism; the construction here is ours):
+//  1. Proposal. Output o has the dyadic proposal weight 2^a(o) with
+//     a = ceil(log2 size) - floor(y) >= log2 weight. A table of such weights
+//     is drawn from with integer arithmetic (DyadicTable): an entry far below
+//     the largest (a < top - 64) is proposed as if it weighed 2^(top - 64)
+//     and then kept with probability 2^(a - top + 64), a run of zero bits.
+//  2. Acceptance, in three independent exact trials whose product is
+//     weight / 2^a: size / 2^ceil(log2 size) (a rational), and
+//     2^-frac(y) = exp(-frac(y) ln 2) by Canonne, Kamath and Steinke's
+//     Algorithm 1, whose coins Bernoulli(gamma / k) compare a lazily drawn
+//     uniform with gamma = frac(y) ln 2 bracketed by certified digits of ln 2
+//     (refined when the uniform falls inside the bracket, so never rounded).
+//  3. A rejected proposal is drawn again. Each round returns o with
+//     probability proportional to 2^a(o) weight(o) / 2^a(o) = weight(o).
+// Parts of the output range that are not worth listing (far tails) enter the
+// table as one entry whose dyadic weight bounds the sum of their proposal
+// weights from above; when drawn, the part is listed and drawn from in the
+// same way, with the bound's unused remainder counting as a rejection. The
+// support therefore never depends on the data.
+#ifndef DPQ_CORE_EXACT_EXPONENTIAL_H_
+#define DPQ_CORE_EXACT_EXPONENTIAL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/bits.h"
+
+namespace dpq {
+
+// Fraction bits of an exponent y.
+constexpr int kExponentFractionBits = 84;
+// The cap on y (weights below 2^-2^40 are all treated as 2^-2^40). Part of
+// the mechanism's definition; privacy-neutral (see above).
+constexpr uint64_t kMaxWholeExponent = uint64_t{1} << 40;
+
+// y = whole + fraction 2^-84, fraction < 2^84.
+struct Exponent {
+  uint64_t whole = 0;
+  Uint128 fraction = 0;
+  double Value() const;  // y as a double (for likelihoods and tests)
+};
+
+// The base-two rate r = M 2^-64 used for a rate s (see above).
+class BaseTwoRate {
+ public:
+  // The largest M 2^-64 <= s / ln 2 that the rounding below certifies; s must
+  // be finite and >= 0. Rates above 2^40 use 2^40.
+  explicit BaseTwoRate(double s);
+  // y = min(r d, 2^40) for d = distance 2^-20 (distance in 2^-20 units).
+  Exponent ExponentFor(uint64_t distance) const;
+  // r ln 2: the rate actually applied (<= s), in nats per unit of distance.
+  double NaturalRate() const;
+  Uint128 multiplier() const { return multiplier_; }
+
+ private:
+  Uint128 multiplier_ = 0;  // M
+};
+
+// One output group of an exact draw: `size` outputs (>= 1) of weight
+// 2^-exponent each.
+struct ExactWeight {
+  Uint128 size = 1;
+  Exponent exponent;
+  // ceil(log2 size) - floor(y): the proposal's dyadic exponent.
+  int64_t ProposalExponent() const;
+};
+
+// True with probability 2^-(fraction 2^-84), fraction < 2^84: the acceptance
+// trial of step 2 above. Exposed for the tests, which enumerate its bits.
+bool BernoulliTwoToMinusFraction(BitReader& bits, Uint128 fraction);
+// True with probability size / 2^ceil(log2 size).
+bool BernoulliSizeShare(BitReader& bits, Uint128 size);
+// ln 2 2^(64 limbs) lies in [L, L + 2) for the returned L (limbs
+// little-endian).
+std::vector<uint64_t> Ln2Digits(int limbs);
+
+// Dyadic proposal weights 2^a_i, drawn exactly (step 1 above).
+class DyadicTable {
+ public:
+  // How far below the largest weight an entry still gets its exact share
+  // of units; lower ones are rounded up to one unit and thinned. Any value
+  // is exact; tests lower it. Not privacy-relevant.
+  static constexpr int kDefaultHeadroom = 64;
+
+  void Reset(int headroom = kDefaultHeadroom);
+  void Add(int64_t exponent);
+  void Reserve(size_t entries) { exponents_.reserve(entries); }
+  // Builds the prefix sums; call after the last Add.
+  void Finish();
+  size_t size() const { return exponents_.size(); }
+
+  // An entry with probability proportional to its weight (after Thin).
+  size_t Draw(BitReader& bits) const;
+  // An entry i with probability units_i 2^unit / 2^cap, else npos (the
+  // rest of 2^cap): for a part whose weights are bounded by 2^cap in total.
+  static constexpr size_t kNone = ~size_t{0};
+  size_t DrawWithin(BitReader& bits, int64_t cap) const;
+  // The thinning of step 1 for entry i: always true unless i was rounded up.
+  bool Thin(BitReader& bits, size_t i) const;
+
+ private:
+  std::vector<int64_t> exponents_;
+  std::vector<Uint128> prefix_;  // prefix_[i]: units of entries [0, i]
+  int64_t unit_ = 0;             // log2 of one unit
+  int headroom_ = kDefaultHeadroom;
+};
+
+// True with probability 2^-count (count zero bits in a row).
+bool BernoulliTwoToMinus(BitReader& bits, uint64_t count);
+
+}  // namespace dpq
+
+#endif  // DPQ_CORE_EXACT_EXPONENTIAL_H_

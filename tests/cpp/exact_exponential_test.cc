@@ -1,0 +1,257 @@
+// The exact exponential-mechanism sampler, tested on its random bits: a
+// scripted source enumerates every bit string a trial can read (depth-first,
+// extending a prefix only when the trial read past it), so each outcome's
+// probability is known exactly up to the mass of the prefixes cut off at the
+// depth limit. An exact sampler's outcome probabilities must then bracket the
+// ideal ones; a floating-point sampler's cannot, wherever its rounding moves
+// a probability by more than the cut-off mass.
+#include "core/exact_exponential.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "core/exponential_quantile.h"
+#include "core/random.h"
+
+namespace dpq {
+namespace {
+
+// Words from a fixed bit string, then zeros (never used: the reader's limit
+// stops a trial that reads past the string).
+class ScriptedSource final : public RandomSource {
+ public:
+  explicit ScriptedSource(const std::vector<int>& bits) : bits_(bits) {}
+  uint64_t NextUint64() override {
+    uint64_t word = 0;
+    for (int i = 0; i < 64; ++i, ++position_) {
+      const int bit = position_ < bits_.size() ? bits_[position_] : 0;
+      word = (word << 1) | static_cast<uint64_t>(bit);
+    }
+    return word;
+  }
+
+ private:
+  const std::vector<int>& bits_;
+  size_t position_ = 0;
+};
+
+struct Enumeration {
+  std::map<int64_t, double> mass;  // outcome -> probability of the leaves
+  double unresolved = 0;           // mass of prefixes cut at the depth limit
+  size_t leaves = 0;
+};
+
+// Every bit string `trial` can read, up to `depth` bits.
+Enumeration Enumerate(const std::function<int64_t(BitReader&)>& trial,
+                      size_t depth) {
+  Enumeration out;
+  std::vector<int> prefix;
+  std::function<void()> visit = [&] {
+    ScriptedSource source(prefix);
+    BitReader bits(source);
+    bits.set_limit(prefix.size());  // reading past the prefix stops the trial
+    const int64_t outcome = trial(bits);
+    const double weight = std::ldexp(1.0, -static_cast<int>(prefix.size()));
+    if (bits.consumed() <= prefix.size()) {
+      out.mass[outcome] += weight;
+      ++out.leaves;
+      return;
+    }
+    if (prefix.size() == depth) {
+      out.unresolved += weight;
+      return;
+    }
+    for (int bit : {0, 1}) {
+      prefix.push_back(bit);
+      visit();
+      prefix.pop_back();
+    }
+  };
+  visit();
+  return out;
+}
+
+TEST(ExactExponentialTest, Ln2DigitsAreCertified) {
+  // floor(ln 2 2^256) from Python's decimal at 120 digits.
+  const std::vector<uint64_t> expected = {
+      0x8a0d175b8baafa2bULL, 0x40f343267298b62dULL, 0xc9e3b39803f2f6afULL,
+      0xb17217f7d1cf79abULL};
+  const std::vector<uint64_t> digits = Ln2Digits(4);
+  ASSERT_EQ(digits.size(), 4u);
+  // L is floor(ln 2 2^256) or one below it.
+  std::vector<uint64_t> plus_one = digits;
+  for (uint64_t& limb : plus_one) {
+    if (++limb != 0) break;
+  }
+  EXPECT_TRUE(digits == expected || plus_one == expected);
+  // Two limbs are the top of four.
+  const std::vector<uint64_t> two = Ln2Digits(2);
+  EXPECT_TRUE(two[1] == expected[3]);
+  EXPECT_LE(expected[2] - two[0], 1u);
+}
+
+TEST(ExactExponentialTest, TwoToMinusFractionIsExactOnEveryBitString) {
+  const Uint128 one = Uint128{1} << kExponentFractionBits;
+  for (Uint128 fraction :
+       {Uint128{0}, Uint128{1}, one / 2, one / 3, one - 1, one / 1000,
+        (one / 7) * 5, Uint128{0x123456789abcdefULL} << 20}) {
+    const Enumeration e = Enumerate(
+        [&](BitReader& bits) {
+          return BernoulliTwoToMinusFraction(bits, fraction) ? 1 : 0;
+        },
+        26);
+    const double f =
+        std::ldexp(static_cast<double>(fraction), -kExponentFractionBits);
+    const double p = std::exp2(-f);
+    const double t = e.mass.count(1) ? e.mass.at(1) : 0;
+    const double n = e.mass.count(0) ? e.mass.at(0) : 0;
+    EXPECT_LT(e.unresolved, 1e-4) << f;  // a meaningful bracket
+    EXPECT_LE(t, p + 1e-15) << f;
+    EXPECT_GE(t + e.unresolved, p - 1e-15) << f;
+    EXPECT_LE(n, 1 - p + 1e-15) << f;
+    EXPECT_GE(n + e.unresolved, 1 - p - 1e-15) << f;
+  }
+}
+
+TEST(ExactExponentialTest, SizeShareAndZeroRunsAreExact) {
+  for (uint64_t size : {1, 2, 3, 5, 6, 7, 1000, 4097}) {
+    const Enumeration e = Enumerate(
+        [&](BitReader& bits) { return BernoulliSizeShare(bits, size) ? 1 : 0; },
+        24);
+    const double p = static_cast<double>(size) /
+                     std::ldexp(1.0, CeilLog2(static_cast<Uint128>(size)));
+    const double t = e.mass.count(1) ? e.mass.at(1) : 0;
+    EXPECT_LE(t, p + 1e-15);
+    EXPECT_GE(t + e.unresolved, p - 1e-15);
+    EXPECT_LT(e.unresolved, 1e-6);
+  }
+  const Enumeration e = Enumerate(
+      [](BitReader& bits) { return BernoulliTwoToMinus(bits, 5) ? 1 : 0; }, 8);
+  EXPECT_EQ(e.mass.at(1), 1.0 / 32);
+  EXPECT_EQ(e.unresolved, 0);
+}
+
+TEST(ExactExponentialTest, DyadicTableDrawsEachEntryByItsWeight) {
+  // Entries far below the top are rounded up to one unit and thinned; with
+  // headroom 3 that is every entry below 2^2.
+  const std::vector<int64_t> exponents = {5, 3, 3, 2, 0, -1, -4};
+  DyadicTable table;
+  table.Reset(3);
+  for (int64_t e : exponents) table.Add(e);
+  table.Finish();
+  auto check = [&](const Enumeration& e, double scale) {
+    EXPECT_LT(e.unresolved, 1e-5);
+    for (size_t i = 0; i < exponents.size(); ++i) {
+      const double got = e.mass.count(static_cast<int64_t>(i))
+                             ? e.mass.at(static_cast<int64_t>(i))
+                             : 0;
+      const double want = std::ldexp(scale, static_cast<int>(exponents[i]));
+      EXPECT_LE(got, want + 1e-15) << i;
+      EXPECT_GE(got + e.unresolved, want - 1e-15) << i;
+    }
+  };
+  // Draw then Thin: probability 2^a_i / (sum of units 2^unit), the same
+  // constant for every entry.
+  const Enumeration drawn = Enumerate(
+      [&](BitReader& bits) -> int64_t {
+        const size_t i = table.Draw(bits);
+        return table.Thin(bits, i) ? static_cast<int64_t>(i) : -1;
+      },
+      24);
+  double units = 0;
+  for (int64_t e : exponents)
+    units += std::ldexp(1.0, static_cast<int>(std::max<int64_t>(e - 2, 0)));
+  check(drawn, 1.0 / (units * 4));
+  // DrawWithin a cap of 2^8: probability 2^(a_i - 8), the rest nothing.
+  const Enumeration within = Enumerate(
+      [&](BitReader& bits) -> int64_t {
+        const size_t i = table.DrawWithin(bits, 8);
+        if (i == DyadicTable::kNone) return -1;
+        return table.Thin(bits, i) ? static_cast<int64_t>(i) : -1;
+      },
+      24);
+  check(within, std::ldexp(1.0, -8));
+}
+
+// One round of the quantile sampler, enumerated: every output's probability
+// is a common constant times its ideal probability.
+void CheckRoundIsExact(const std::vector<double>& cells, int64_t steps,
+                       double q, double epsilon, bool split, int margin,
+                       int headroom, size_t depth) {
+  const QuantileProblem problem{cells.data(), cells.size(), 0, steps, q};
+  ExponentialQuantileSampler sampler(epsilon, 1);
+  sampler.set_tail_margin_bits(margin);
+  sampler.set_headroom(headroom);
+  const Enumeration e = Enumerate(
+      [&](BitReader& bits) -> int64_t {
+        SeededRandom setup(1);  // K = 1: the setup draws nothing
+        const auto out = sampler.RoundForTest(problem, split, setup, bits);
+        if (!out.has_value()) return -1;
+        return split ? out->point * 1000 + static_cast<int64_t>(out->split)
+                     : out->point;
+      },
+      depth);
+  std::map<int64_t, double> ideal;
+  if (split) {
+    for (const auto& [output, p] :
+         SplitProbabilities(problem, epsilon, 1, false)) {
+      ideal[output.first * 1000 + static_cast<int64_t>(output.second)] = p;
+    }
+  } else {
+    for (int64_t v = 0; v <= steps; ++v) {
+      ideal[v] = std::exp(PointLogProbability(problem, epsilon, v));
+    }
+  }
+  double accepted = 0;
+  for (const auto& [outcome, mass] : e.mass) {
+    if (outcome >= 0) {
+      ASSERT_TRUE(ideal.count(outcome)) << outcome;
+      accepted += mass;
+    }
+  }
+  ASSERT_LT(e.unresolved, 0.03 * accepted) << e.leaves;
+  ASSERT_GT(accepted, 0.05);
+  // P(round gives o) = c p(o) with c in [accepted, accepted + unresolved].
+  for (const auto& [outcome, p] : ideal) {
+    const double got = e.mass.count(outcome) ? e.mass.at(outcome) : 0;
+    EXPECT_LE(got, (accepted + e.unresolved) * p + 1e-12)
+        << "output " << outcome << " q " << q;
+    EXPECT_GE(got + e.unresolved, accepted * p - 1e-12)
+        << "output " << outcome << " q " << q;
+  }
+}
+
+TEST(ExactExponentialTest, QuantileRoundIsExactOnEveryBitString) {
+  // Small margins and headroom push mass into groups (listed when drawn)
+  // and into thinned entries, so every path of the sampler is enumerated.
+  const std::vector<double> cells = {0, 2, 2, 5, 9, 9, 9, 14, 16};
+  for (bool split : {false, true}) {
+    CheckRoundIsExact(cells, 16, 0.3, 0.7, split, 64, 2, 24);
+    CheckRoundIsExact(cells, 16, 0.5, 2.0, split, 1, 2, 24);
+    CheckRoundIsExact(cells, 16, 0.8, 0.2, split, 0, 1, 24);
+  }
+  CheckRoundIsExact({3, 3, 3, 3, 3, 3}, 7, 0.5, 1.5, true, 0, 1, 24);
+}
+
+TEST(ExactExponentialTest, BaseTwoRateNeverExceedsTheRate) {
+  for (double s : {1e-12, 0.001, 0.25, 0.5, 1.0, 3.7, 1e6, 1e12, 1e300}) {
+    const BaseTwoRate rate(s);
+    EXPECT_LE(rate.NaturalRate(), s) << s;
+    if (s < 1e11) {  // below the 2^40 cap: only M's floor (2^-64) is lost
+      EXPECT_GT(rate.NaturalRate(), s * (1 - 1e-9) - std::ldexp(1.0, -64)) << s;
+    }
+    // Exponents are exact: M d 2^-84, capped at 2^40.
+    const Exponent e = rate.ExponentFor(uint64_t{3} << 20);
+    const double y =
+        std::ldexp(static_cast<double>(rate.multiplier()), -64) * 3;
+    EXPECT_NEAR(e.Value(), std::min(y, std::ldexp(1.0, 40)), 1e-9 * y + 1e-300);
+  }
+  EXPECT_EQ(BaseTwoRate(0).ExponentFor(12345).Value(), 0);
+}
+
+}  // namespace
+}  // namespace dpq

@@ -369,7 +369,7 @@ class QuantileDraw {
     while (low > 0) {
       if (bound(low) - bound(0) == 0) break;  // nothing left below
       Group g = group(0, low - 1, low - 1);
-      if (!all && g.cap < pool->top - margin_) {
+      if (!all && g.cap + margin_ < pool->top) {
         AddGroup(pool, std::move(g));
         break;
       }
@@ -379,7 +379,7 @@ class QuantileDraw {
     while (high < c) {
       if (bound(c + 1) - bound(high + 1) == 0) break;
       Group g = group(high + 1, c, high + 1);
-      if (!all && g.cap < pool->top - margin_) {
+      if (!all && g.cap + margin_ < pool->top) {
         AddGroup(pool, std::move(g));
         break;
       }
@@ -401,7 +401,7 @@ class QuantileDraw {
                              (kSplit ? sub_points_ : 1);
         const int64_t cap = CeilLog2(left) + 4 -
                             static_cast<int64_t>(ExponentAt(rank, rank).whole);
-        if (cap < pool->top - margin_) {
+        if (cap + margin_ < pool->top) {
           Group g;
           g.cap = cap;
           g.walker.emplace(*walker);

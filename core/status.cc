@@ -33,6 +33,8 @@ const char* StatusCodeName(StatusCode code) {
       return "ENTROPY_UNAVAILABLE";
     case StatusCode::kBudgetExceeded:
       return "BUDGET_EXCEEDED";
+    case StatusCode::kNotEnoughData:
+      return "NOT_ENOUGH_DATA";
   }
   return "UNKNOWN";
 }

@@ -25,6 +25,7 @@ enum class StatusCode : int {
   kCorruptData = 9,
   kEntropyUnavailable = 10,
   kBudgetExceeded = 11,
+  kNotEnoughData = 12,
 };
 
 // The stable string form, e.g. "NON_FINITE_VALUE".

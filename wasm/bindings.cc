@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/bounds.h"
 #include "core/release.h"
 #include "core/stream.h"
 
@@ -249,6 +250,29 @@ WasmReleaseResult Sanitize(uintptr_t data_address, uint32_t count,
                                       SessionOf(spec)));
 }
 
+// data: `count` doubles at data_address (read only); out: room for 3
+// doubles: lower, upper and the threshold. spec: { epsilon?, rho?, seed? }.
+WasmReleaseResult Bounds(uintptr_t data_address, uint32_t count,
+                         uintptr_t out_address, const val& spec) {
+  dpq::BoundsRequest request;
+  request.epsilon = OptionalNumber(spec, "epsilon");
+  request.rho = OptionalNumber(spec, "rho");
+  request.seed = OptionalSeed(spec);
+  const dpq::StatusOr<dpq::BoundsReport> report = dpq::ReleaseBounds(
+      HeapPointer<const double>(data_address), count, request, SessionOf(spec));
+  if (!report.ok()) return StatusResult(report.status());
+  const dpq::BoundsEstimate& e = report.value().estimate;
+  double* out = HeapPointer<double>(out_address);
+  out[0] = e.lower;
+  out[1] = e.upper;
+  out[2] = static_cast<double>(e.threshold);
+  dpq::ReleaseReport as_release;
+  as_release.method = "bounds";
+  as_release.spent = e.spent;
+  as_release.seeded = report.value().seeded;
+  return ToResult(as_release);
+}
+
 // The sample size a sanitize spec asks for, or -1 when it is invalid (the
 // Sanitize call then reports why).
 double SanitizeSize(const val& spec) {
@@ -361,6 +385,7 @@ EMSCRIPTEN_BINDINGS(dp_quantiles) {
   emscripten::function("release", &Release);
   emscripten::function("sanitize", &Sanitize);
   emscripten::function("sanitizeSize", &SanitizeSize);
+  emscripten::function("bounds", &Bounds);
   emscripten::function("methods", &Methods);
   emscripten::class_<WasmStream>("Stream")
       .function("status", &WasmStream::status)

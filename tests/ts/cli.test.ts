@@ -172,6 +172,26 @@ describe('dp-quantiles CLI', () => {
       .toMatch(/--budget takes epsilon=E/);
   });
 
+  it('estimates the bounds privately with --estimate-bounds, also inside a --budget session', () => {
+    const incomes = writeCsv('unknown-range.csv', `income\n${Array.from({ length: 3000 }, (_, i) => 1000 + ((i * 7919) % 99000)).join('\n')}\n`);
+    const alone = run([incomes, '--column', 'income', '--estimate-bounds', 'epsilon=0.5', '--epsilon', '1', '--quantiles', '0.5']);
+    expect(alone.stderr).toBe('');
+    const out = JSON.parse(alone.stdout);
+    expect(out.estimatedBounds.privacy).toEqual({ kind: 'pure', epsilon: 0.5 });
+    expect(out.bounds[0]).toBeGreaterThanOrEqual(512);
+    expect(out.bounds[0]).toBeLessThanOrEqual(2048);
+    expect(out.bounds[1]).toBeGreaterThanOrEqual(65536);
+    expect(out.quantiles[0].value).toBeGreaterThan(30000);
+    expect(out.quantiles[0].value).toBeLessThan(70000);
+    const inSession = JSON.parse(run([incomes, '--column', 'income', '--estimate-bounds', 'rho=0.02', '--rho', '0.1',
+      '--budget', 'rho=0.125']).stdout);
+    expect(inSession.session.spent.rho).toBeCloseTo(0.12, 12);
+    expect(inSession.estimatedBounds.privacy).toEqual({ kind: 'zcdp', rho: 0.02 });
+    expect(run([incomes, '--column', 'income', '--lower', '0', '--estimate-bounds', 'epsilon=1', '--epsilon', '1']).stderr)
+      .toMatch(/not both/);
+    expect(run([incomes, '--column', 'income', '--epsilon', '1']).stderr).toMatch(/--estimate-bounds/);
+  });
+
   it('warns the data owner on stderr when most values were clamped', () => {
     const incomes = writeCsv('incomes.csv', `income\n${Array.from({ length: 50 }, (_, i) => 20000 + i * 1000).join('\n')}\n`);
     const result = run([incomes, '--column', 'income', '--lower', '-5000', '--upper', '-1', '--epsilon', '1']);

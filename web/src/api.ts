@@ -4,6 +4,7 @@ import type {
   WasmReleaseResult,
   WasmReleaseSpec,
   WasmSanitizeSpec,
+  WasmBoundsSpec,
   WasmSession,
 } from './generated/dpq_module.mjs';
 import { DpQuantilesError, type DpQuantilesErrorCode } from './errors.js';
@@ -161,6 +162,28 @@ export interface SanitizeShape {
   seed?: number;
 }
 
+/** Options of `bounds`: exactly one of `epsilon` and `rho`. */
+export interface BoundsOptions {
+  epsilon?: number;
+  rho?: number;
+  /** Reproducible, NOT private: tests only. */
+  seed?: number;
+}
+
+/**
+ * Private bounds (docs/algorithms/bounds.md): a range holding most of the
+ * data, from a noisy histogram on a signed powers-of-two scale. Use them as
+ * `lower` and `upper` of a release; the budget they spent adds to it.
+ */
+export interface BoundsRelease {
+  lower: number;
+  upper: number;
+  /** The noisy count a bin had to reach to count as occupied. */
+  threshold: number;
+  privacy: PrivacySpent;
+  neighbouring: 'add-remove';
+}
+
 /**
  * What a release spent, for the caller's privacy accounting. A seeded
  * release (tests only) reports `{ kind: 'none', reason: 'seeded' }`: anyone
@@ -233,6 +256,8 @@ export interface PrivacySession {
   quantiles(data: NumericData, options: QuantilesOptions): Float64Array;
   release(data: NumericData, options: QuantilesOptions): QuantilesRelease;
   sanitize(data: NumericData, options: SanitizeOptions): Float64Array;
+  /** Private bounds, spent from this session. */
+  bounds(data: NumericData, options: BoundsOptions): BoundsRelease;
   /** A stream's release, spent from this session. */
   releaseStream(stream: QuantileStream, options: StreamQuantilesOptions): StreamRelease;
   /** The total budget. */
@@ -264,6 +289,13 @@ export interface DpQuantiles {
    * data's: AQ at `size` evenly spaced quantiles (AQ paper, Corollary 3.6).
    */
   sanitize(data: NumericData, options: SanitizeOptions): Float64Array;
+  /**
+   * Private bounds for data whose range you do not know: `{ lower, upper }`
+   * holding most of the data (ε-DP or ρ-zCDP, add/remove one value), never
+   * read from the data's minimum or maximum. Throws `NOT_ENOUGH_DATA` when
+   * too few values clear the noise for this budget.
+   */
+  bounds(data: NumericData, options: BoundsOptions): BoundsRelease;
   /**
    * A stream of values summarised in bounded memory (a Greenwald-Khanna
    * sketch), for data too large to hold; releases with DPExpGK or DPHistGK.
@@ -420,6 +452,17 @@ function buildSanitizeSpec(options: unknown): WasmSanitizeSpec {
   return options as unknown as WasmSanitizeSpec;
 }
 
+function buildBoundsSpec(options: unknown): WasmBoundsSpec {
+  checkObject(options);
+  checkNumber('epsilon', options.epsilon, true);
+  checkNumber('rho', options.rho, true);
+  checkSeed(options.seed);
+  for (const key of Object.keys(options)) {
+    if (!['epsilon', 'rho', 'seed'].includes(key)) unknownOption(key, ['epsilon', 'rho', 'seed']);
+  }
+  return { epsilon: options.epsilon as number | undefined, rho: options.rho as number | undefined, seed: options.seed as number | undefined };
+}
+
 function toRelease(result: WasmReleaseResult, values: Float64Array): QuantilesRelease {
   if (result.code !== 0) fail(result.codeName as DpQuantilesErrorCode, result.message);
   const privacy = privacyOf(result);
@@ -506,6 +549,18 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     });
   }
 
+  function bounds(data: Float64Array | ArrayLike<number>, options: BoundsOptions, session?: WasmSession): BoundsRelease {
+    const values = checkNumbers('data', data);
+    const spec: WasmBoundsSpec = { ...buildBoundsSpec(options), ...(session === undefined ? {} : { session }) };
+    checkSize(values);
+    return withHeap([values], 3, ([dataAt], out) => {
+      const result = module.bounds(dataAt, values.length, out, spec);
+      if (result.code !== 0) fail(result.codeName as DpQuantilesErrorCode, result.message);
+      const [lower, upper, threshold] = module.HEAPF64.slice(out / 8, out / 8 + 3);
+      return { lower, upper, threshold, privacy: privacyOf(result), neighbouring: 'add-remove' };
+    });
+  }
+
   function createStream(options: StreamOptions): QuantileStream {
     checkObject(options);
     checkNumber('lower', options.lower, false);
@@ -569,6 +624,7 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
       quantiles: (data, releaseOptions) => release(data, releaseOptions, live()).values,
       release: (data, releaseOptions) => release(data, releaseOptions, live()),
       sanitize: (data, sanitizeOptions) => sanitize(data, sanitizeOptions, live()),
+      bounds: (data, boundsOptions) => bounds(data, boundsOptions, live()),
       releaseStream(stream, streamOptions) {
         const inSession = releaseInSession.get(stream);
         if (inSession === undefined) fail('INVALID_ARGUMENT', 'stream must come from createStream or loadStream');
@@ -607,6 +663,7 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     quantiles: (data, options) => release(data, options).values,
     release: (data, options) => release(data, options),
     sanitize: (data, options) => sanitize(data, options),
+    bounds: (data, options) => bounds(data, options),
     createStream,
     loadStream,
     session,

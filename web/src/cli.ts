@@ -15,7 +15,8 @@ import {
 } from './node.js';
 import { rankError, tieOf } from './truth.js';
 
-const USAGE = `usage: dp-quantiles [FILE] --column NAME|INDEX --lower L --upper U
+const USAGE = `usage: dp-quantiles [FILE] --column NAME|INDEX
+                    (--lower L --upper U | --estimate-bounds epsilon=E|rho=R)
                     (--epsilon E | --rho R) [--quantiles Q1,Q2,... ...]
                     [--budget epsilon=E|rho=R|epsilon=E,delta=D]
                     [--method M] [--step S] [--delimiter D] [--option NAME=VALUE ...]
@@ -28,6 +29,10 @@ prints the private quantiles of one column as JSON.
   --column      column name (from the header) or 0-based index
   --lower/upper public bounds; values outside are clamped. Do not read them
                 off the data: that leaks it.
+  --estimate-bounds
+                estimate the bounds privately instead, spending epsilon=E
+                (or rho=R) more (from the --budget session if one is given);
+                10-20% of the whole budget is a reasonable share
   --epsilon     pure epsilon-DP budget, or
   --rho         rho-zCDP budget
   --quantiles   comma-separated, each in (0, 1) (default 0.25,0.5,0.75);
@@ -197,6 +202,7 @@ async function main(argv: string[]): Promise<void> {
       rho: { type: 'string' },
       quantiles: { type: 'string', multiple: true, default: [] },
       budget: { type: 'string' },
+      'estimate-bounds': { type: 'string' },
       method: { type: 'string', default: 'aq' },
       step: { type: 'string' },
       delimiter: { type: 'string' },
@@ -219,8 +225,16 @@ async function main(argv: string[]): Promise<void> {
   }
   if (positionals.length > 1) throw new UsageError('give at most one input file');
   if (args.column === undefined) throw new UsageError('--column is required');
-  if (args.lower === undefined || args.upper === undefined) {
-    throw new UsageError('--lower and --upper are required (public bounds)');
+  const estimateBounds = args['estimate-bounds'];
+  if (estimateBounds !== undefined && (args.lower !== undefined || args.upper !== undefined)) {
+    throw new UsageError('give --lower and --upper, or --estimate-bounds, not both');
+  }
+  if (estimateBounds === undefined && (args.lower === undefined || args.upper === undefined)) {
+    throw new UsageError('--lower and --upper are required (public bounds), or --estimate-bounds epsilon=E');
+  }
+  const boundsBudget = estimateBounds === undefined ? undefined : parseBudget(estimateBounds, 'estimate-bounds');
+  if (boundsBudget !== undefined && 'delta' in boundsBudget) {
+    throw new UsageError('--estimate-bounds takes epsilon=E or rho=R');
   }
   const file = positionals[0] ?? '-';
   if (file !== '-' && existsSync(file) && statSync(file).isDirectory()) {
@@ -248,8 +262,8 @@ async function main(argv: string[]): Promise<void> {
   }
   const options = {
     ...methodOptions,
-    lower: parseNumberOption('lower', args.lower) as number,
-    upper: parseNumberOption('upper', args.upper) as number,
+    lower: parseNumberOption('lower', args.lower) ?? Number.NaN,
+    upper: parseNumberOption('upper', args.upper) ?? Number.NaN,
     epsilon: parseNumberOption('epsilon', args.epsilon),
     rho: parseNumberOption('rho', args.rho),
     method: args.method as QuantileMethod,
@@ -260,6 +274,18 @@ async function main(argv: string[]): Promise<void> {
   const dpq = await loadDpQuantiles();
   // The process ends right after: the session's memory goes with it.
   const session = budget === undefined ? undefined : dpq.session(budget);
+  // Private bounds first (they spend too), then the releases inside them.
+  let boundsEntry: Record<string, unknown> | undefined;
+  if (boundsBudget !== undefined) {
+    const seed = options.seed === undefined ? {} : { seed: options.seed };
+    const estimated =
+      session === undefined
+        ? dpq.bounds(column.values, { ...boundsBudget, ...seed } as never)
+        : session.bounds(column.values, { ...boundsBudget, ...seed } as never);
+    options.lower = estimated.lower;
+    options.upper = estimated.upper;
+    boundsEntry = { lower: estimated.lower, upper: estimated.upper, privacy: estimated.privacy, threshold: estimated.threshold };
+  }
   // Bounds that miss the data turn it into noise around a bound: warn the
   // data owner (stderr; it describes the data, so it is not private).
   let clamped = 0;
@@ -290,6 +316,7 @@ async function main(argv: string[]): Promise<void> {
     return entry;
   });
   const output: Record<string, unknown> = { column: column.name, bounds: [options.lower, options.upper] };
+  if (boundsEntry !== undefined) output.estimatedBounds = boundsEntry;
   if (releases.length === 1 && session === undefined) {
     Object.assign(output, releases[0]);
   } else {
@@ -303,15 +330,15 @@ async function main(argv: string[]): Promise<void> {
 }
 
 // "epsilon=3", "rho=1" or "epsilon=3,delta=1e-6": a session's total.
-function parseBudget(text: string): SessionOptions {
+function parseBudget(text: string, flag = 'budget'): SessionOptions {
   const parts: Record<string, number> = {};
   for (const part of text.split(',')) {
     const at = part.indexOf('=');
     const name = part.slice(0, at).trim();
     if (at <= 0 || !['epsilon', 'rho', 'delta'].includes(name)) {
-      throw new UsageError(`--budget takes epsilon=E, rho=R or epsilon=E,delta=D, got '${text}'`);
+      throw new UsageError(`--${flag} takes epsilon=E, rho=R or epsilon=E,delta=D, got '${text}'`);
     }
-    parts[name] = parseNumberOption('budget', part.slice(at + 1)) as number;
+    parts[name] = parseNumberOption(flag, part.slice(at + 1)) as number;
   }
   return parts as unknown as SessionOptions;
 }

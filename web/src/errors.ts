@@ -15,6 +15,7 @@ export type DpQuantilesErrorCode =
   | 'CORRUPT_DATA'
   | 'ENTROPY_UNAVAILABLE'
   | 'BUDGET_EXCEEDED'
+  | 'NOT_ENOUGH_DATA'
   | 'INVALID_ARGUMENT';
 
 /** Thrown for every invalid input; the instance that threw keeps working. */

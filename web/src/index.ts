@@ -6,6 +6,8 @@ export type {
   AppIndExpOptions,
   AqOptions,
   BaseQuantilesOptions,
+  BoundsOptions,
+  BoundsRelease,
   Budget,
   DpQuantiles,
   HsJointExpOptions,

@@ -39,6 +39,13 @@ export interface WasmSanitizeSpec {
   seed?: number;
 }
 
+export interface WasmBoundsSpec {
+  session?: WasmSession;
+  epsilon?: number;
+  rho?: number;
+  seed?: number;
+}
+
 export interface WasmStreamSpec {
   lower: number;
   upper: number;
@@ -116,6 +123,8 @@ export interface DpqWasmModule {
     spec: WasmSanitizeSpec,
   ): WasmReleaseResult;
   sanitizeSize(spec: WasmSanitizeSpec): number;
+  /** out: lower, upper, threshold. */
+  bounds(dataAddress: number, count: number, outAddress: number, spec: WasmBoundsSpec): WasmReleaseResult;
   methods(): string;
   createStream(spec: WasmStreamSpec): WasmStream;
   loadStream(bytesAddress: number, size: number): WasmStream;

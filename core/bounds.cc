@@ -1,0 +1,159 @@
+#include "core/bounds.h"
+
+#include <cfloat>
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "core/discrete_noise.h"
+
+namespace dpq {
+namespace {
+
+// Bins per sign: exponents kMinBoundsExponent..kMaxBoundsExponent.
+constexpr int kPerSign = kMaxBoundsExponent - kMinBoundsExponent + 1;
+
+// P(X >= k) for the count noise X, exactly in closed form for Laplace and by
+// summing the pmf (to 40 standard deviations past k) for the Gaussian.
+double NoiseAtLeast(const CountNoise& noise, int64_t k) {
+  if (noise.kind == CountNoise::Kind::kLaplace) {
+    const double t = noise.parameter.Value();
+    // P(X >= k) = e^(-k/t) / (1 + e^(-1/t)) for k >= 1; symmetric below.
+    if (k >= 1)
+      return std::exp(-static_cast<double>(k) / t) / (1 + std::exp(-1 / t));
+    return 1 -
+           std::exp(-static_cast<double>(1 - k) / t) / (1 + std::exp(-1 / t));
+  }
+  const double sigma = std::sqrt(noise.parameter.Value());
+  const int64_t reach = static_cast<int64_t>(std::ceil(40 * sigma)) + 1;
+  double sum = 0;
+  if (k > 0) {
+    for (int64_t x = k; x <= k + reach; ++x) sum += noise.Pmf(x);
+    return sum;
+  }
+  for (int64_t x = k - 1; x >= k - 1 - reach; --x) sum += noise.Pmf(x);
+  return 1 - sum;
+}
+
+}  // namespace
+
+int BoundsBinCount() { return 2 * kPerSign + 1; }
+
+int BoundsBin(double value) {
+  const double magnitude = std::fabs(value);
+  if (magnitude < std::ldexp(1.0, kMinBoundsExponent)) return kPerSign;
+  int exponent = 0;
+  std::frexp(magnitude,
+             &exponent);  // magnitude in [2^(exponent-1), 2^exponent)
+  const int e = exponent - 1;
+  const int offset = e - kMinBoundsExponent;  // 0 .. kPerSign - 1
+  return value > 0 ? kPerSign + 1 + offset : kPerSign - 1 - offset;
+}
+
+double BoundsBinLower(int bin) {
+  if (bin == kPerSign) return -std::ldexp(1.0, kMinBoundsExponent);
+  if (bin > kPerSign) {
+    return std::ldexp(1.0, kMinBoundsExponent + (bin - kPerSign - 1));
+  }
+  const int e = kMinBoundsExponent + (kPerSign - 1 - bin);
+  return e + 1 > kMaxBoundsExponent ? -DBL_MAX : -std::ldexp(1.0, e + 1);
+}
+
+double BoundsBinUpper(int bin) {
+  if (bin == kPerSign) return std::ldexp(1.0, kMinBoundsExponent);
+  if (bin < kPerSign) {
+    return -std::ldexp(1.0, kMinBoundsExponent + (kPerSign - 1 - bin));
+  }
+  const int e = kMinBoundsExponent + (bin - kPerSign - 1);
+  return e + 1 > kMaxBoundsExponent ? DBL_MAX : std::ldexp(1.0, e + 1);
+}
+
+int64_t BoundsThreshold(const PrivacyBudget& budget, int bins) {
+  StatusOr<CountNoise> noise = CountNoiseFor(budget);
+  if (!noise.ok()) return 0;
+  const double log_ratio = std::log(bins / kBoundsFailure);
+  if (noise.value().kind == CountNoise::Kind::kLaplace) {
+    return static_cast<int64_t>(
+        std::ceil(noise.value().parameter.Value() * log_ratio));
+  }
+  return static_cast<int64_t>(
+      std::ceil(std::sqrt(noise.value().parameter.Value() * 2 * log_ratio)));
+}
+
+double BoundsClearProbability(const PrivacyBudget& budget, int64_t count) {
+  StatusOr<CountNoise> noise = CountNoiseFor(budget);
+  if (!noise.ok()) return 0;
+  return NoiseAtLeast(noise.value(),
+                      BoundsThreshold(budget, BoundsBinCount()) - count);
+}
+
+StatusOr<BoundsEstimate> EstimateBounds(const double* values, size_t n,
+                                        const PrivacyBudget& budget,
+                                        RandomSource& rng,
+                                        PrivacySession* session) {
+  if (budget.kind == PrivacyBudget::Kind::kApprox) {
+    return Status(StatusCode::kInvalidPrivacy,
+                  "private bounds take epsilon or rho, not delta");
+  }
+  StatusOr<CountNoise> noise = CountNoiseFor(budget);
+  if (!noise.ok()) return noise.status();
+  if (session != nullptr) {
+    Status status = session->Check(budget, Neighbouring::kAddRemove);
+    if (!status.ok()) return status;
+  }
+  std::vector<int64_t> counts(static_cast<size_t>(BoundsBinCount()), 0);
+  for (size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(values[i])) {
+      return Status(
+          StatusCode::kNonFiniteValue,
+          "value at index " + std::to_string(i) + " is not a finite number");
+    }
+    ++counts[static_cast<size_t>(BoundsBin(values[i]))];
+  }
+  noise.value().AddTo(&counts, rng);
+  if (!rng.healthy()) return EntropyUnavailable();
+  if (session != nullptr) {
+    // Charged before anything is returned: the noisy counts now exist.
+    Status status = session->Charge(budget, Neighbouring::kAddRemove);
+    if (!status.ok()) return status;
+  }
+  BoundsEstimate out;
+  out.threshold = BoundsThreshold(budget, BoundsBinCount());
+  out.spent = budget;
+  int low = -1;
+  int high = -1;
+  for (int b = 0; b < BoundsBinCount(); ++b) {
+    if (counts[static_cast<size_t>(b)] >= out.threshold) {
+      if (low < 0) low = b;
+      high = b;
+    }
+  }
+  if (low < 0) {
+    return Status(StatusCode::kNotEnoughData,
+                  "no bin of the private histogram reached its threshold of " +
+                      std::to_string(out.threshold) +
+                      " values: too few values for this budget to estimate "
+                      "bounds (the budget is spent all the same)");
+  }
+  out.lower = BoundsBinLower(low);
+  out.upper = BoundsBinUpper(high);
+  return out;
+}
+
+StatusOr<BoundsReport> ReleaseBounds(const double* values, size_t n,
+                                     const BoundsRequest& request,
+                                     PrivacySession* session) {
+  StatusOr<PrivacyBudget> budget =
+      MakePrivacyBudget(request.epsilon, request.rho);
+  if (!budget.ok()) return budget.status();
+  std::unique_ptr<RandomSource> rng = MakeRandomSource(request.seed);
+  StatusOr<BoundsEstimate> estimate =
+      EstimateBounds(values, n, budget.value(), *rng, session);
+  if (!estimate.ok()) return estimate.status();
+  BoundsReport report;
+  report.estimate = estimate.value();
+  report.seeded = request.seed.has_value();
+  return report;
+}
+
+}  // namespace dpq

@@ -1,0 +1,168 @@
+#include "core/bounds.h"
+
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <vector>
+
+#include "core/random.h"
+
+namespace dpq {
+namespace {
+
+TEST(BoundsTest, BinsCoverEveryFiniteDoubleInOrder) {
+  const int k = BoundsBinCount();
+  EXPECT_EQ(k, 2149);
+  for (int b = 0; b + 1 < k; ++b) {
+    ASSERT_LT(BoundsBinLower(b), BoundsBinUpper(b)) << b;
+    ASSERT_LE(BoundsBinUpper(b), BoundsBinLower(b + 1)) << b;
+  }
+  SeededRandom rng(3);
+  std::vector<double> values = {
+      0.0,   -0.0,  1.0,     1.5,     2.0,      -1.0,
+      -2.0,  1e-20, -1e-300, DBL_MAX, -DBL_MAX, std::ldexp(1.0, -50),
+      5e-324};
+  for (int i = 0; i < 10000; ++i) {
+    const double magnitude = std::exp((UniformDouble(rng) - 0.5) * 1400);
+    values.push_back(UniformDouble(rng) < 0.5 ? magnitude : -magnitude);
+  }
+  for (double v : values) {
+    if (!std::isfinite(v)) continue;
+    const int b = BoundsBin(v);
+    ASSERT_GE(b, 0);
+    ASSERT_LT(b, k);
+    ASSERT_LE(BoundsBinLower(b), v) << v;
+    ASSERT_LE(v, BoundsBinUpper(b)) << v;
+  }
+  EXPECT_EQ(BoundsBin(1.0), BoundsBin(1.999));
+  EXPECT_EQ(BoundsBin(2.0), BoundsBin(1.0) + 1);
+  EXPECT_EQ(BoundsBin(-1.0), BoundsBin(-1.999));
+  EXPECT_EQ(BoundsBin(0.0), (k - 1) / 2);
+}
+
+// Exact P(output) for every output (lowest clearing bin i, highest j, or
+// nothing) given the bin counts, from prefix and suffix products.
+void ForEachOutput(const PrivacyBudget& budget,
+                   const std::vector<int64_t>& counts,
+                   const std::function<void(int, int, double)>& f) {
+  const int k = BoundsBinCount();
+  std::vector<double> clear(k);
+  for (int b = 0; b < k; ++b)
+    clear[b] = BoundsClearProbability(budget, counts[b]);
+  std::vector<double> prefix(k + 1, 1), suffix(k + 1, 1);
+  for (int b = 0; b < k; ++b) prefix[b + 1] = prefix[b] * (1 - clear[b]);
+  for (int b = k; b-- > 0;) suffix[b] = suffix[b + 1] * (1 - clear[b]);
+  f(-1, -1, prefix[k]);
+  for (int i = 0; i < k; ++i) {
+    f(i, i, prefix[i] * clear[i] * suffix[i + 1]);
+    for (int j = i + 1; j < k; ++j) {
+      f(i, j, prefix[i] * clear[i] * clear[j] * suffix[j + 1]);
+    }
+  }
+}
+
+TEST(BoundsTest, PrivacyRatioBoundedOnEveryOutput) {
+  // Neighbours differ by one value; counts around the threshold, where one
+  // value moves a bin's chance to clear the most.
+  const double epsilon = 1.0;
+  const PrivacyBudget budget = PrivacyBudget::Pure(epsilon);
+  const int64_t tau = BoundsThreshold(budget, BoundsBinCount());
+  EXPECT_EQ(tau, static_cast<int64_t>(std::ceil(std::log(2149 / 0.05))));
+  const int a = BoundsBin(3.0);
+  const int b = BoundsBin(1000.0);
+  double worst = 0;
+  for (int64_t base : {int64_t{0}, tau - 3, tau, tau + 4}) {
+    for (int target : {a, b, BoundsBin(-7.0)}) {
+      std::vector<int64_t> x(BoundsBinCount(), 0);
+      x[a] = base;
+      x[b] = 2;
+      std::vector<int64_t> y = x;
+      y[target] += 1;
+      std::vector<double> px;
+      ForEachOutput(budget, x, [&](int, int, double p) { px.push_back(p); });
+      size_t index = 0;
+      ForEachOutput(budget, y, [&](int i, int j, double p) {
+        const double q = px[index++];
+        if (p > 1e-300 && q > 1e-300) {
+          const double ratio = std::fabs(std::log(p / q));
+          ASSERT_LE(ratio, epsilon + 1e-9) << i << " " << j;
+          worst = std::max(worst, ratio);
+        }
+      });
+    }
+  }
+  EXPECT_GT(worst, 0.9 * epsilon);
+}
+
+std::vector<double> Spread(int kind, SeededRandom& rng) {
+  std::vector<double> values;
+  for (int i = 0; i < 10000; ++i) {
+    // log-uniform over [1e-3, 1e9]
+    const double magnitude = std::pow(10.0, -3 + 12 * UniformDouble(rng));
+    const bool negative = kind == 1 || (kind == 2 && i % 2 == 0);
+    values.push_back(kind == 3 ? 0.0 : (negative ? -magnitude : magnitude));
+  }
+  return values;
+}
+
+TEST(BoundsTest, RangeHoldsMostOfTheDataAtSmallEpsilon) {
+  // epsilon = 0.1, n = 10,000 over 1e-3..1e9: positive, negative, both,
+  // all zero. The range holds >= 95% of the data in >= 95% of runs.
+  SeededRandom rng(8);
+  for (int kind = 0; kind < 4; ++kind) {
+    const std::vector<double> values = Spread(kind, rng);
+    int good = 0;
+    const int runs = 200;
+    for (int r = 0; r < runs; ++r) {
+      const StatusOr<BoundsEstimate> e = EstimateBounds(
+          values.data(), values.size(), PrivacyBudget::Pure(0.1), rng);
+      ASSERT_TRUE(e.ok()) << e.status().message();
+      size_t inside = 0;
+      for (double v : values)
+        inside += v >= e.value().lower && v <= e.value().upper;
+      good += inside >= 0.95 * values.size();
+    }
+    EXPECT_GE(good, 0.95 * runs) << "kind " << kind;
+  }
+}
+
+TEST(BoundsTest, ZcdpAndErrorsAndSessions) {
+  SeededRandom rng(9);
+  const std::vector<double> values = Spread(2, rng);
+  const StatusOr<BoundsEstimate> z = EstimateBounds(
+      values.data(), values.size(), PrivacyBudget::Zcdp(0.01), rng);
+  ASSERT_TRUE(z.ok());
+  EXPECT_LE(z.value().lower, -1e8);
+  EXPECT_GE(z.value().upper, 1e8);
+  // Too few values: NOT_ENOUGH_DATA, and the session is charged anyway.
+  StatusOr<PrivacySession> session = PrivacySession::Create(
+      PrivacyBudget::Pure(0.25), Neighbouring::kAddRemove);
+  ASSERT_TRUE(session.ok());
+  const std::vector<double> few = {1, 2, 3};
+  const auto none = EstimateBounds(
+      few.data(), few.size(), PrivacyBudget::Pure(0.1), rng, &session.value());
+  EXPECT_EQ(none.status().code(), StatusCode::kNotEnoughData);
+  EXPECT_NEAR(session.value().Spent().epsilon, 0.1, 1e-12);
+  const auto again = EstimateBounds(
+      few.data(), few.size(), PrivacyBudget::Pure(0.2), rng, &session.value());
+  EXPECT_EQ(again.status().code(), StatusCode::kBudgetExceeded);
+  const std::vector<double> bad = {1, NAN};
+  EXPECT_EQ(EstimateBounds(bad.data(), 2, PrivacyBudget::Pure(1), rng)
+                .status()
+                .code(),
+            StatusCode::kNonFiniteValue);
+  EXPECT_EQ(EstimateBounds(few.data(), 3, PrivacyBudget::Approx(1, 1e-6), rng)
+                .status()
+                .code(),
+            StatusCode::kInvalidPrivacy);
+  BoundsRequest request;
+  request.epsilon = 1;
+  request.seed = 4;
+  const auto seeded = ReleaseBounds(values.data(), values.size(), request);
+  ASSERT_TRUE(seeded.ok());
+  EXPECT_TRUE(seeded.value().seeded);
+}
+
+}  // namespace
+}  // namespace dpq

@@ -139,6 +139,20 @@ it('warns about unusual budgets next to the field and reads decimal commas', asy
   await page.fill('#budget-value', '1');
 }, 60_000);
 
+it('estimates bounds privately, spending a tenth of the budget from the session', async () => {
+  await page.click('#estimate-bounds');
+  await page.waitForFunction(() => (document.getElementById('bounds-help') as HTMLElement).textContent!.includes('Estimated privately'));
+  const lower = Number(await page.inputValue('#lower'));
+  const upper = Number(await page.inputValue('#upper'));
+  expect(Number.isFinite(lower) && Number.isFinite(upper) && lower < upper).toBe(true);
+  expect(upper).toBeGreaterThanOrEqual(16);
+  expect(await page.textContent('#bounds-help')).toMatch(/spending ε = 0.1/);
+  expect(await page.textContent('#session-summary')).toMatch(/ε = 2.6 in 4 releases/);
+  await release(String(lower), String(upper));
+  expect(await page.textContent('#bounds-error')).toBe('');
+  expect(await page.textContent('#session-summary')).toMatch(/ε = 3.6 in 5 releases/);
+}, 60_000);
+
 it('uses every built-in dataset and the deciles preset', async () => {
   await page.selectOption('#dataset', 'flights');
   await page.waitForFunction(() => (document.getElementById('column') as HTMLSelectElement).value === 'delay');

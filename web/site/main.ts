@@ -58,6 +58,7 @@ function startWorker(): void {
 
 function setBusy(busy: boolean, label = 'Working…'): void {
   runButton.disabled = busy;
+  $<HTMLButtonElement>('estimate-bounds').disabled = busy || large;
   compareButton.disabled = busy || large;
   cancelButton.disabled = !busy;
   progressBox.hidden = !busy;
@@ -198,17 +199,8 @@ function format(x: number): string {
 let cdfPlot: uPlot | undefined;
 let comparePlot: uPlot | undefined;
 
-function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
-  const privacy = Object.entries(result.privacy)
-    .filter(([key]) => key !== 'kind')
-    .map(([key, value]) => `${key} = ${value}`)
-    .join(', ');
-  $('summary').textContent =
-    `${result.method}: ${asked.quantiles.length} quantile${asked.quantiles.length === 1 ? '' : 's'} in ` +
-    `${result.milliseconds.toFixed(1)} ms, spending ${privacy} ` +
-    `(neighbouring: ${result.neighbouring}).`;
-  // Spending is cumulative per dataset: two releases spend twice.
-  const session = result.session;
+// Spending is cumulative per dataset: two releases spend twice.
+function showSession(session: ReleaseResult['session']): void {
   $('session-summary').hidden = session === undefined;
   if (session !== undefined) {
     const show = (b: Record<string, number>) =>
@@ -220,6 +212,18 @@ function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
       `Spent on this dataset so far: ${show(session.spent)} in ${session.releases} release${session.releases === 1 ? '' : 's'}, ` +
       `of a session total of ${show(session.total)}. Every release adds to it; loading a dataset starts a new session.`;
   }
+}
+
+function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
+  const privacy = Object.entries(result.privacy)
+    .filter(([key]) => key !== 'kind')
+    .map(([key, value]) => `${key} = ${value}`)
+    .join(', ');
+  $('summary').textContent =
+    `${result.method}: ${asked.quantiles.length} quantile${asked.quantiles.length === 1 ? '' : 's'} in ` +
+    `${result.milliseconds.toFixed(1)} ms, spending ${privacy} ` +
+    `(neighbouring: ${result.neighbouring}).`;
+  showSession(result.session);
   // The row count is not private: it goes with the owner-only values.
   $('summary-owner').hidden = result.streamed === undefined;
   $('summary-owner').textContent = result.streamed
@@ -400,6 +404,28 @@ $<HTMLFormElement>('settings').onsubmit = (event) => {
   send({ type: 'release', settings: asked }, large ? 'Streaming' : 'Releasing', (reply) => {
     if (reply.type !== 'result') return false;
     showResult(reply.result, asked);
+    return true;
+  });
+};
+// Private bounds: a tenth of the budget field's value, from the session.
+$('estimate-bounds').onclick = () => {
+  if (runButton.disabled) return;
+  const kind = (document.querySelector('input[name="budget"]:checked') as HTMLInputElement).value;
+  const share = number('budget-value') / 10;
+  const budget = kind === 'rho' ? { rho: share } : { epsilon: share };
+  send({ type: 'bounds', column: columnSelect.value, budget }, 'Estimating bounds', (reply) => {
+    if (reply.type !== 'bounds') return false;
+    $<HTMLInputElement>('lower').value = String(reply.lower);
+    $<HTMLInputElement>('upper').value = String(reply.upper);
+    const spent = Object.entries(reply.privacy)
+      .filter(([key]) => key !== 'kind')
+      .map(([key, value]) => `${key === 'epsilon' ? 'ε' : 'ρ'} = ${value}`)
+      .join(', ');
+    $('bounds-help').textContent =
+      `Estimated privately for ${columnSelect.value}: ${reply.lower} to ${reply.upper}, spending ${spent}. ` +
+      'A release with these bounds spends its own budget on top.';
+    showSession(reply.session);
+    markStale('the bounds changed.');
     return true;
   });
 };

@@ -27,6 +27,7 @@ export type Request =
   | { type: 'builtin'; id: string }
   | { type: 'file'; file: File }
   | { type: 'release'; settings: ReleaseSettings }
+  | { type: 'bounds'; column: string; budget: { epsilon: number } | { rho: number } }
   | { type: 'compare'; settings: ReleaseSettings; trials: number; counts: number[]; methods: string[] };
 
 export interface ReleaseResult {
@@ -54,4 +55,11 @@ export type Reply =
   | { type: 'progress'; done: number; total: number; label: string }
   | { type: 'result'; result: ReleaseResult }
   | { type: 'compared'; rows: CompareRow[] }
+  | {
+      type: 'bounds';
+      lower: number;
+      upper: number;
+      privacy: Record<string, number | string>;
+      session?: ReleaseResult['session'];
+    }
   | { type: 'error'; code: string; message: string };

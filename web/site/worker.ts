@@ -301,12 +301,37 @@ async function compare(settings: ReleaseSettings, trials: number, counts: number
   post({ type: 'compared', rows });
 }
 
+// Private bounds for a column, spent from the dataset's session.
+async function estimateBounds(column: string, budget: { epsilon: number } | { rho: number }): Promise<void> {
+  if (largeFile !== undefined) throw new Error('private bounds need the column in memory; this file is streamed');
+  const data = columns.get(column);
+  if (data === undefined) throw new Error('pick a column first');
+  try {
+    const b = (await currentSession()).bounds(data, budget);
+    post({ type: 'bounds', lower: b.lower, upper: b.upper, privacy: b.privacy as Record<string, number | string>, session: sessionState() });
+  } catch (error) {
+    // NOT_ENOUGH_DATA spent the budget too: the page shows the session.
+    if (error instanceof DpQuantilesError && error.code === 'NOT_ENOUGH_DATA') {
+      post({ type: 'error', code: error.code, message: `${error.message}. ${describeSpent()}` });
+      return;
+    }
+    throw error;
+  }
+}
+
+function describeSpent(): string {
+  const state = sessionState();
+  if (state === undefined) return '';
+  return `Spent on this dataset so far: ${Object.entries(state.spent).filter(([k, v]) => !(k === 'delta' && v === 0)).map(([k, v]) => `${k} = ${Number(v.toPrecision(4))}`).join(', ')}`;
+}
+
 self.onmessage = async (event: MessageEvent<Request>) => {
   const request = event.data;
   try {
     if (request.type === 'builtin') await loadBuiltin(request.id);
     else if (request.type === 'file') await loadFile(request.file);
     else if (request.type === 'release') await release(request.settings);
+    else if (request.type === 'bounds') await estimateBounds(request.column, request.budget);
     else await compare(request.settings, request.trials, request.counts, request.methods);
   } catch (error) {
     if (error instanceof DpQuantilesError) post({ type: 'error', code: error.code, message: error.message });

@@ -111,7 +111,7 @@ inline Uint128 UniformBits(BitReader& bits, Uint128 bound) {
     do {
       value = bits.Bits(width);
     } while (value >= b && bits.healthy());
-    return value % b;
+    return value < b ? value : 0;  // >= b only from an unhealthy source
   }
   Uint128 value;
   do {
@@ -121,7 +121,7 @@ inline Uint128 UniformBits(BitReader& bits, Uint128 bound) {
       value = (value << take) | bits.Bits(take);
     }
   } while (value >= bound && bits.healthy());
-  return value % bound;
+  return value < bound ? value : 0;
 }
 
 // True with probability numerator / denominator: a uniform U in [0, 1) is

@@ -68,23 +68,30 @@ double BoundsBinUpper(int bin) {
   return e + 1 > kMaxBoundsExponent ? DBL_MAX : std::ldexp(1.0, e + 1);
 }
 
-int64_t BoundsThreshold(const PrivacyBudget& budget, int bins) {
-  StatusOr<CountNoise> noise = CountNoiseFor(budget);
-  if (!noise.ok()) return 0;
+namespace {
+
+// tau for this noise and K bins (see bounds.h).
+int64_t ThresholdFor(const CountNoise& noise, int bins) {
   const double log_ratio = std::log(bins / kBoundsFailure);
-  if (noise.value().kind == CountNoise::Kind::kLaplace) {
-    return static_cast<int64_t>(
-        std::ceil(noise.value().parameter.Value() * log_ratio));
+  if (noise.kind == CountNoise::Kind::kLaplace) {
+    return static_cast<int64_t>(std::ceil(noise.parameter.Value() * log_ratio));
   }
   return static_cast<int64_t>(
-      std::ceil(std::sqrt(noise.value().parameter.Value() * 2 * log_ratio)));
+      std::ceil(std::sqrt(noise.parameter.Value() * 2 * log_ratio)));
+}
+
+}  // namespace
+
+int64_t BoundsThreshold(const PrivacyBudget& budget, int bins) {
+  StatusOr<CountNoise> noise = CountNoiseFor(budget);
+  return noise.ok() ? ThresholdFor(noise.value(), bins) : 0;
 }
 
 double BoundsClearProbability(const PrivacyBudget& budget, int64_t count) {
   StatusOr<CountNoise> noise = CountNoiseFor(budget);
   if (!noise.ok()) return 0;
   return NoiseAtLeast(noise.value(),
-                      BoundsThreshold(budget, BoundsBinCount()) - count);
+                      ThresholdFor(noise.value(), BoundsBinCount()) - count);
 }
 
 StatusOr<BoundsEstimate> EstimateBounds(const double* values, size_t n,
@@ -118,7 +125,7 @@ StatusOr<BoundsEstimate> EstimateBounds(const double* values, size_t n,
     if (!status.ok()) return status;
   }
   BoundsEstimate out;
-  out.threshold = BoundsThreshold(budget, BoundsBinCount());
+  out.threshold = ThresholdFor(noise.value(), BoundsBinCount());
   out.spent = budget;
   int low = -1;
   int high = -1;

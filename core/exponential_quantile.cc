@@ -156,6 +156,15 @@ class SegmentWalker {
   bool gap_ = true;  // the next segment is the gap (then the point after it)
 };
 
+// dist(target, [low, high]) in units of 2^-20 (target in those units).
+uint64_t ScaledDistanceFrom(uint64_t target, size_t low, size_t high) {
+  const uint64_t lo = static_cast<uint64_t>(low) << kTargetFractionBits;
+  const uint64_t hi = static_cast<uint64_t>(high) << kTargetFractionBits;
+  if (target < lo) return lo - target;
+  if (target > hi) return target - hi;
+  return 0;
+}
+
 // One output group of an exact draw: grid points [first, last] standing for
 // one rank (a gap), one occupied point (atom form), or one sub-gap of an
 // occupied point (split form; first == last).
@@ -172,6 +181,15 @@ struct Item {
 };
 
 struct Pool;
+
+// p_h of an occupied point's sorted sub-points (p_0 = -1, p_(c+1) = K - 1):
+// sub-gap h, with h of the point's records before it, holds (p_h, p_(h+1)].
+int64_t SubPointBound(const std::vector<uint32_t>& sorted, uint64_t sub_points,
+                      size_t h) {
+  if (h == 0) return -1;
+  if (h > sorted.size()) return static_cast<int64_t>(sub_points) - 1;
+  return static_cast<int64_t>(sorted[h - 1]);
+}
 
 // Outputs not worth listing yet, with a dyadic bound 2^cap on the sum of
 // their proposal weights: the rest of a direction (from where its walker
@@ -257,11 +275,7 @@ class QuantileDraw {
   // The exponent of an output standing for ranks [low, high]
   // (QuantileProblem::ScaledDistance with the target computed once).
   Exponent ExponentAt(size_t low, size_t high) const {
-    const uint64_t lo = static_cast<uint64_t>(low) << kTargetFractionBits;
-    const uint64_t hi = static_cast<uint64_t>(high) << kTargetFractionBits;
-    const uint64_t distance =
-        target_ < lo ? lo - target_ : (target_ > hi ? target_ - hi : 0);
-    return rate_.ExponentFor(distance);
+    return rate_.ExponentFor(ScaledDistanceFrom(target_, low, high));
   }
 
   Uint128 Size(const Item& item) const {
@@ -333,10 +347,8 @@ class QuantileDraw {
     jitters_.push_back(std::move(jitter));
     const size_t stored = jitters_.size() - 1;
     const std::vector<uint32_t>& sorted = jitters_[stored];
-    const int64_t k = static_cast<int64_t>(sub_points_);
-    auto bound = [&](size_t h) -> int64_t {  // p_h
-      return h == 0 ? -1
-                    : (h > c ? k - 1 : static_cast<int64_t>(sorted[h - 1]));
+    auto bound = [&](size_t h) {
+      return SubPointBound(sorted, sub_points_, h);
     };
     auto add = [&](size_t h) {
       const int64_t size = bound(h + 1) - bound(h);
@@ -429,16 +441,13 @@ class QuantileDraw {
     if (group->walker.has_value()) {
       Walk(pool, &*group->walker, true);
     } else {
-      const std::vector<uint32_t>& jitter = jitters_[group->jitter];
-      const size_t c = jitter.size();
-      const int64_t k = static_cast<int64_t>(sub_points_);
+      const std::vector<uint32_t>& sorted = jitters_[group->jitter];
       for (size_t h = group->h_first; h <= group->h_last; ++h) {
-        const int64_t top = h >= c ? k - 1 : static_cast<int64_t>(jitter[h]);
-        const int64_t bottom =
-            h == 0 ? -1 : static_cast<int64_t>(jitter[h - 1]);
-        if (top > bottom) {
+        const int64_t size = SubPointBound(sorted, sub_points_, h + 1) -
+                             SubPointBound(sorted, sub_points_, h);
+        if (size > 0) {
           AddItem(pool, group->point, group->point, group->below + h,
-                  group->below + h, static_cast<uint64_t>(top - bottom), false);
+                  group->below + h, static_cast<uint64_t>(size), false);
         }
       }
     }
@@ -500,12 +509,7 @@ uint64_t QuantileProblem::ScaledTarget() const {
 }
 
 uint64_t QuantileProblem::ScaledDistance(size_t low, size_t high) const {
-  const uint64_t t = ScaledTarget();
-  const uint64_t lo = static_cast<uint64_t>(low) << kTargetFractionBits;
-  const uint64_t hi = static_cast<uint64_t>(high) << kTargetFractionBits;
-  if (t < lo) return lo - t;
-  if (t > hi) return t - hi;
-  return 0;
+  return ScaledDistanceFrom(ScaledTarget(), low, high);
 }
 
 double QuantileProblem::Distance(size_t low, size_t high) const {

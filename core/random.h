@@ -76,8 +76,7 @@ Status EntropyUnavailable();
 double UniformDouble(RandomSource& rng);
 // Uniform double in (0, 1): the 2^52 midpoints (k + 1/2) 2^-52, k < 2^52,
 // each exactly a double, from 2^-53 to 1 - 2^-53, so its log is always
-// finite. (A 53-bit version rounds its top value to
-// exactly 1.)
+// finite. (A 53-bit version rounds its top value to exactly 1.)
 double UniformOpenDouble(RandomSource& rng);
 // Uniform integer in [0, bound), bound >= 1, exact (rejection, no modulo bias).
 uint64_t UniformInteger(RandomSource& rng, uint64_t bound);

@@ -74,6 +74,7 @@ function showError(code: string, message: string): void {
     INVALID_QUANTILES: 'quantiles-error',
     INVALID_OPTION: 'option-error',
     INVALID_ARGUMENT: 'bounds-error',
+    NOT_ENOUGH_DATA: 'bounds-error',
   };
   $(target[code] ?? 'data-error').textContent = message;
 }
@@ -319,6 +320,7 @@ function send(
     if (reply.type === 'error') {
       setBusy(false);
       showError(reply.code, reply.message);
+      if (reply.session !== undefined) showSession(reply.session);
       onError(reply.message);
       return;
     }

@@ -62,4 +62,4 @@ export type Reply =
       privacy: Record<string, number | string>;
       session?: ReleaseResult['session'];
     }
-  | { type: 'error'; code: string; message: string };
+  | { type: 'error'; code: string; message: string; session?: ReleaseResult['session'] };

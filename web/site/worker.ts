@@ -312,17 +312,11 @@ async function estimateBounds(column: string, budget: { epsilon: number } | { rh
   } catch (error) {
     // NOT_ENOUGH_DATA spent the budget too: the page shows the session.
     if (error instanceof DpQuantilesError && error.code === 'NOT_ENOUGH_DATA') {
-      post({ type: 'error', code: error.code, message: `${error.message}. ${describeSpent()}` });
+      post({ type: 'error', code: error.code, message: error.message, session: sessionState() });
       return;
     }
     throw error;
   }
-}
-
-function describeSpent(): string {
-  const state = sessionState();
-  if (state === undefined) return '';
-  return `Spent on this dataset so far: ${Object.entries(state.spent).filter(([k, v]) => !(k === 'delta' && v === 0)).map(([k, v]) => `${k} = ${Number(v.toPrecision(4))}`).join(', ')}`;
 }
 
 self.onmessage = async (event: MessageEvent<Request>) => {

@@ -9,6 +9,8 @@
 namespace dpq {
 namespace {
 
+constexpr double kInfinityUp = std::numeric_limits<double>::infinity();
+
 Status CheckPositiveFinite(const char* name, double value) {
   if (std::isnan(value)) {
     return Status(
@@ -118,6 +120,27 @@ double ReciprocalUp(double x) {
   return std::fma(r, x, -1.0) < 0
              ? std::nextafter(r, std::numeric_limits<double>::infinity())
              : r;
+}
+
+double AddUp(double a, double b) {
+  // TwoSum gives the exact rounding error.
+  const double sum = a + b;
+  const double b_part = sum - a;
+  const double a_part = sum - b_part;
+  const double error = (a - a_part) + (b - b_part);
+  return error > 0 ? std::nextafter(sum, kInfinityUp) : sum;
+}
+
+double MultiplyUp(double a, double b) {
+  const double product = a * b;
+  return std::fma(a, b, -product) > 0 ? std::nextafter(product, kInfinityUp)
+                                      : product;
+}
+
+double ExpUp(double x) {
+  double up = std::exp(x);
+  for (int i = 0; i < 3; ++i) up = std::nextafter(up, kInfinityUp);
+  return up;
 }
 
 double ExponentialMechanismEpsilonPerPart(const PrivacyBudget& budget,

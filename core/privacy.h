@@ -56,6 +56,10 @@ double DivideDown(double numerator, double denominator);  // <= a / b
 double MultiplyDown(double a, double b);                  // <= a b
 double SqrtDown(double x);                                // <= sqrt(x)
 double ReciprocalUp(double x);                            // >= 1 / x
+double AddUp(double a, double b);                         // >= a + b
+double MultiplyUp(double a, double b);  // >= a b, for a, b >= 0
+// >= e^x for x >= 0: libm's exp is within an ulp or two, so three ulps up.
+double ExpUp(double x);
 
 // Most parts the optimal composition (epsilon with delta) takes: each
 // bisection step costs O(parts^2), and this keeps a release under about a

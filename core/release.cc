@@ -7,6 +7,7 @@
 #include "core/agg_tree.h"
 #include "core/app_ind_exp.h"
 #include "core/aq.h"
+#include "core/contributions.h"
 #include "core/hs_joint_exp.h"
 #include "core/inverse_sensitivity.h"
 #include "core/joint_exp.h"
@@ -50,7 +51,8 @@ struct Context {
   double* data;
   size_t count;
   const ReleaseRequest& request;
-  PrivacyBudget budget;
+  PrivacyBudget budget;  // per record: what the mechanism runs with
+  PrivacyBudget spend;   // the same with delta, when the request has one
   const std::vector<double>& quantiles;
   RandomSource& rng;
   Options options;
@@ -128,9 +130,9 @@ Status RunAq(Context& c, ReleaseReport* report, std::vector<double>* values) {
 
 Status RunAppIndExp(Context& c, ReleaseReport* report,
                     std::vector<double>* values) {
-  // With `delta`, report->spent is already (epsilon, delta) (ReleaseQuantiles
+  // With `delta`, c.spend is already (epsilon, delta) (ReleaseQuantiles
   // derives it once, before the data is read).
-  if (report->spent.kind == PrivacyBudget::Kind::kApprox) {
+  if (c.spend.kind == PrivacyBudget::Kind::kApprox) {
     if (c.quantiles.size() > static_cast<size_t>(kMaxOptimalCompositionParts)) {
       return Status(StatusCode::kTooLarge,
                     "appindexp with delta takes at most " +
@@ -144,7 +146,7 @@ Status RunAppIndExp(Context& c, ReleaseReport* report,
   StatusOr<OutputGrid> grid = PrepareOnReleaseGrid(c, report);
   if (!grid.ok()) return grid.status();
   report->mechanism_epsilon = ExponentialMechanismEpsilonPerPart(
-      report->spent, static_cast<int>(c.quantiles.size()));
+      c.spend, static_cast<int>(c.quantiles.size()));
   PointsToValues(SampleAppIndExp(c.data, c.count, grid.value().steps(),
                                  c.quantiles, report->mechanism_epsilon, c.rng),
                  grid.value(), 0, values);
@@ -426,8 +428,30 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
     if (!approx.ok()) return approx.status();
     spend = approx.value();
   }
+  // Per person: bound each person's records, and run the mechanism with the
+  // per-record budget that makes one person cost `spend` (contributions.h).
+  Neighbouring neighbouring = method.value()->neighbouring;
+  int64_t max_contributions = 0;
+  if (request.max_contributions.has_value() != (request.users != nullptr)) {
+    return Status(StatusCode::kInvalidOption,
+                  "users and maxContributions go together: give both to "
+                  "protect a person, or neither");
+  }
+  if (request.max_contributions.has_value()) {
+    StatusOr<int64_t> k = ValidateMaxContributions(*request.max_contributions);
+    if (!k.ok()) return k.status();
+    if (neighbouring != Neighbouring::kAddRemove) {
+      return Status(StatusCode::kInvalidOption,
+                    "method '" + request.method +
+                        "' protects a replaced record with the number of "
+                        "records public; per-person protection (users, "
+                        "maxContributions) needs an add-remove method");
+    }
+    neighbouring = Neighbouring::kAddRemoveUser;
+    max_contributions = k.value();
+  }
   if (session != nullptr) {
-    status = session->Check(spend, method.value()->neighbouring);
+    status = session->Check(spend, neighbouring, max_contributions);
     if (!status.ok()) return status;
   }
   status = ClampValues(data, count, request.lower, request.upper);
@@ -439,11 +463,25 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
   ReleaseReport report;
   report.method = method.value()->name;
   report.spent = spend;
-  report.neighbouring = NeighbouringName(method.value()->neighbouring);
+  report.neighbouring = NeighbouringName(neighbouring);
+  report.max_contributions = max_contributions;
   report.seeded = request.seed.has_value();
-  Context context{
-      data, count,           request, budget.value(), sorted.distinct,
-      *rng, Options(request)};
+  PrivacyBudget per_record = budget.value();
+  PrivacyBudget per_record_spend = spend;
+  if (max_contributions > 0) {
+    count =
+        BoundContributions(data, request.users, count, max_contributions, *rng);
+    per_record = PerRecordBudget(per_record, max_contributions);
+    per_record_spend = PerRecordBudget(spend, max_contributions);
+  }
+  Context context{data,
+                  count,
+                  request,
+                  per_record,
+                  per_record_spend,
+                  sorted.distinct,
+                  *rng,
+                  Options(request)};
   std::vector<double> values;
   status = method.value()->run(context, &report, &values);
   if (!status.ok()) return status;
@@ -451,7 +489,7 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
   if (session != nullptr) {
     // Checked above with the same spend; nothing has been charged since on
     // this (single-threaded) session.
-    status = session->Charge(report.spent, method.value()->neighbouring);
+    status = session->Charge(report.spent, neighbouring, max_contributions);
     if (!status.ok()) return status;
   }
   for (size_t i = 0; i < request.quantiles.size(); ++i) {
@@ -482,6 +520,8 @@ StatusOr<ReleaseReport> SanitizeSample(double* data, size_t count,
   release.epsilon = request.epsilon;
   release.rho = request.rho;
   release.seed = request.seed;
+  release.users = request.users;
+  release.max_contributions = request.max_contributions;
   release.method = "aq";
   if (request.step.has_value())
     release.options.push_back({"step", *request.step});

@@ -29,15 +29,24 @@ struct ReleaseRequest {
   std::vector<std::pair<std::string, std::string>> text_options;
   // Reproducible randomness for tests. NOT private: see SeededRandom.
   std::optional<uint64_t> seed;
+  // Protecting a person (contributions.h): users[i] names the person of
+  // record i (parallel to the data; not owned), and each person keeps at
+  // most max_contributions records. Both or neither. The guarantee is then
+  // for adding or removing one person.
+  const uint32_t* users = nullptr;
+  std::optional<double> max_contributions;
 };
 
 // What a successful release spent, for the caller's privacy accounting.
 struct ReleaseReport {
   std::string method;
   PrivacyBudget spent;
-  // "add-remove" (one record added or removed) or "replace-one" (one record
-  // replaced, the number of records public).
+  // "add-remove" (one record added or removed), "replace-one" (one record
+  // replaced, the number of records public) or "add-remove-user" (one
+  // person added or removed with all their records).
   std::string neighbouring = "add-remove";
+  // add-remove-user: the most records a person kept (0 otherwise). Public.
+  int64_t max_contributions = 0;
   int levels = 0;                // AQ: recursion levels
   double mechanism_epsilon = 0;  // epsilon of each exponential mechanism run
   // True when a seed was given: the noise is reproducible by anyone who
@@ -76,6 +85,9 @@ struct SanitizeRequest {
   // Public output resolution: sample values are lower + k step (release.cc).
   std::optional<double> step;
   std::optional<uint64_t> seed;  // NOT private: tests only
+  // Per person, as for ReleaseRequest.
+  const uint32_t* users = nullptr;
+  std::optional<double> max_contributions;
 };
 constexpr size_t kDefaultSanitizeSize = 1000;
 

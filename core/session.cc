@@ -9,26 +9,6 @@ namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-double Up(double x) { return std::nextafter(x, kInfinity); }
-
-// a + b, rounded up (TwoSum gives the exact rounding error).
-double AddUp(double a, double b) {
-  const double sum = a + b;
-  const double b_part = sum - a;
-  const double a_part = sum - b_part;
-  const double error = (a - a_part) + (b - b_part);
-  return error > 0 ? Up(sum) : sum;
-}
-
-// a b for a, b >= 0, rounded up (fma gives the exact rounding error).
-double MultiplyUp(double a, double b) {
-  const double product = a * b;
-  return std::fma(a, b, -product) > 0 ? Up(product) : product;
-}
-
-// e^x for x >= 0, rounded up generously: libm's exp is within an ulp or two.
-double ExpUp(double x) { return Up(Up(Up(std::exp(x)))); }
-
 // epsilon(alpha) of ZcdpToApproxEpsilon, in floating point.
 double EpsilonAt(double alpha, double rho, double log_inverse_delta) {
   return alpha * rho + (log_inverse_delta + alpha * std::log1p(-1 / alpha) -
@@ -39,8 +19,15 @@ double EpsilonAt(double alpha, double rho, double log_inverse_delta) {
 }  // namespace
 
 const char* NeighbouringName(Neighbouring neighbouring) {
-  return neighbouring == Neighbouring::kAddRemove ? "add-remove"
-                                                  : "replace-one";
+  switch (neighbouring) {
+    case Neighbouring::kAddRemove:
+      return "add-remove";
+    case Neighbouring::kReplaceOne:
+      return "replace-one";
+    case Neighbouring::kAddRemoveUser:
+      return "add-remove-user";
+  }
+  return "";
 }
 
 double ZcdpToApproxEpsilon(double rho, double delta) {
@@ -115,7 +102,21 @@ std::string PrivacySession::Describe(const PrivacyBudget& budget) {
 }
 
 StatusOr<PrivacySession::Totals> PrivacySession::With(
-    const PrivacyBudget& cost, Neighbouring release) const {
+    const PrivacyBudget& cost, Neighbouring release,
+    int64_t max_contributions) const {
+  const bool per_person = release == Neighbouring::kAddRemoveUser;
+  if (neighbouring_ == Neighbouring::kAddRemoveUser && !per_person) {
+    return Status(
+        StatusCode::kInvalidPrivacy,
+        "this session protects a person (add-remove-user); a release that "
+        "protects one record cannot join it: give it users and "
+        "maxContributions");
+  }
+  if (per_person && neighbouring_ == Neighbouring::kReplaceOne) {
+    return Status(StatusCode::kInvalidPrivacy,
+                  "a per-person release (users, maxContributions) cannot "
+                  "join a replace-one session");
+  }
   if (release == Neighbouring::kReplaceOne &&
       neighbouring_ == Neighbouring::kAddRemove) {
     return Status(
@@ -126,9 +127,14 @@ StatusOr<PrivacySession::Totals> PrivacySession::With(
   }
   // An add-remove release inside a replace-one session: group privacy for
   // the two records a replacement removes and adds.
+  // A per-person release with k = 1 inside an add-remove session: a record
+  // added to a person already at k swaps a kept record (session.h).
   PrivacyBudget charged = cost;
-  if (release == Neighbouring::kAddRemove &&
-      neighbouring_ == Neighbouring::kReplaceOne) {
+  const bool twice = (release == Neighbouring::kAddRemove &&
+                      neighbouring_ == Neighbouring::kReplaceOne) ||
+                     (per_person && neighbouring_ == Neighbouring::kAddRemove &&
+                      max_contributions < 2);
+  if (twice) {
     charged.epsilon = 2 * cost.epsilon;
     charged.rho = 4 * cost.rho;
     if (cost.kind == PrivacyBudget::Kind::kApprox) {
@@ -196,9 +202,9 @@ PrivacyBudget PrivacySession::SpentOf(const Totals& t) const {
       epsilon, converts ? AddUp(t.approx_delta, left) : t.approx_delta);
 }
 
-Status PrivacySession::Check(const PrivacyBudget& cost,
-                             Neighbouring release) const {
-  StatusOr<Totals> next = With(cost, release);
+Status PrivacySession::Check(const PrivacyBudget& cost, Neighbouring release,
+                             int64_t max_contributions) const {
+  StatusOr<Totals> next = With(cost, release, max_contributions);
   if (!next.ok()) return next.status();
   const PrivacyBudget after = SpentOf(next.value());
   const bool fits = after.epsilon <= total_.epsilon &&
@@ -223,10 +229,11 @@ Status PrivacySession::Check(const PrivacyBudget& cost,
           Describe(after) + note);
 }
 
-Status PrivacySession::Charge(const PrivacyBudget& cost, Neighbouring release) {
-  Status status = Check(cost, release);
+Status PrivacySession::Charge(const PrivacyBudget& cost, Neighbouring release,
+                              int64_t max_contributions) {
+  Status status = Check(cost, release, max_contributions);
   if (!status.ok()) return status;
-  totals_ = With(cost, release).value();
+  totals_ = With(cost, release, max_contributions).value();
   ++releases_;
   return Status::Ok();
 }

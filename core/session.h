@@ -25,9 +25,20 @@
 // a record. A replace-one session holds both: replacing a record is removing
 // one and adding one, so an add-remove release counts twice over (group
 // privacy for 2: 2 epsilon; 4 rho; (2 epsilon, (1 + e^epsilon) delta)).
+//
+// Per-person releases (contributions.h: at most k records per person,
+// add-remove-user) protect a whole person. An add-remove-user session holds
+// only those: a per-record guarantee says nothing about a person with many
+// records. An add-remove session holds them too: adding one record adds at
+// most one kept record, or swaps one kept record of a person already at k
+// for another (an exact uniform subset can be coupled that way), so the
+// per-record mechanisms see at most 2 records change, which their k-record
+// budget covers when k >= 2; with k = 1 the release counts twice over, as
+// above. A replace-one session refuses them.
 #ifndef DPQ_CORE_SESSION_H_
 #define DPQ_CORE_SESSION_H_
 
+#include <cstdint>
 #include <string>
 
 #include "core/privacy.h"
@@ -35,9 +46,9 @@
 
 namespace dpq {
 
-enum class Neighbouring { kAddRemove, kReplaceOne };
+enum class Neighbouring { kAddRemove, kReplaceOne, kAddRemoveUser };
 
-// "add-remove" or "replace-one".
+// "add-remove", "replace-one" or "add-remove-user".
 const char* NeighbouringName(Neighbouring neighbouring);
 
 // The smallest epsilon the conversion of rho-zCDP to (epsilon, delta)-DP of
@@ -57,10 +68,13 @@ class PrivacySession {
 
   // OK when `cost` (what one release spends, under its own neighbouring
   // relation) fits in what is left; BUDGET_EXCEEDED naming both otherwise,
-  // INVALID_PRIVACY when the kinds cannot compose here.
-  Status Check(const PrivacyBudget& cost, Neighbouring release) const;
+  // INVALID_PRIVACY when the kinds cannot compose here. `max_contributions`
+  // is the k of an add-remove-user release (ignored otherwise).
+  Status Check(const PrivacyBudget& cost, Neighbouring release,
+               int64_t max_contributions = 0) const;
   // Check, then add the cost.
-  Status Charge(const PrivacyBudget& cost, Neighbouring release);
+  Status Charge(const PrivacyBudget& cost, Neighbouring release,
+                int64_t max_contributions = 0);
 
   const PrivacyBudget& total() const { return total_; }
   Neighbouring neighbouring() const { return neighbouring_; }
@@ -82,7 +96,8 @@ class PrivacySession {
   PrivacySession(const PrivacyBudget& total, Neighbouring neighbouring)
       : total_(total), neighbouring_(neighbouring) {}
   // The totals with `cost` added, or the reason it cannot be.
-  StatusOr<Totals> With(const PrivacyBudget& cost, Neighbouring release) const;
+  StatusOr<Totals> With(const PrivacyBudget& cost, Neighbouring release,
+                        int64_t max_contributions) const;
   PrivacyBudget SpentOf(const Totals& totals) const;
   static std::string Describe(const PrivacyBudget& budget);
 

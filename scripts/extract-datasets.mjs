@@ -20,6 +20,12 @@ function fromJson(file, columns) {
   return Object.fromEntries(columns.map((c) => [c, rows.map((r) => (typeof r[c] === 'number' ? r[c] : null))]));
 }
 
+// Text columns that name a person (row-aligned with the numeric ones).
+function textFromJson(file, columns) {
+  const rows = JSON.parse(readFileSync(join(data, file), 'utf8'));
+  return Object.fromEntries(columns.map((c) => [c, rows.map((r) => (typeof r[c] === 'string' && r[c] !== '' ? r[c] : null))]));
+}
+
 const datasets = [
   {
     id: 'seattle',
@@ -50,6 +56,9 @@ const datasets = [
     label: 'Movies (IMDB and Rotten Tomatoes)',
     source: 'vega-datasets movies.json',
     columns: fromJson('movies.json', ['IMDB Rating', 'Rotten Tomatoes Rating', 'Running Time min']),
+    // Directors make several films: protecting a director, not a film, is
+    // the per-person guarantee.
+    people: textFromJson('movies.json', ['Director']),
     about: {
       'IMDB Rating': { unit: 'points out of 10', lower: 0, upper: 10, step: 0.1, why: 'the rating scale; one decimal' },
       'Rotten Tomatoes Rating': { unit: '% of positive reviews', lower: 0, upper: 100, step: 1, why: 'a percentage; whole numbers' },

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/bounds.h"
+#include "core/prepare.h"
 #include "core/release.h"
 #include "core/stream.h"
 
@@ -64,6 +65,7 @@ struct WasmReleaseResult {
   int levels = 0;
   double mechanismEpsilon = 0;
   double resolution = 0;
+  double maxContributions = 0;  // add-remove-user: k; 0 otherwise
 };
 
 WasmReleaseResult ToResult(const dpq::StatusOr<dpq::ReleaseReport>& report) {
@@ -94,6 +96,7 @@ WasmReleaseResult ToResult(const dpq::StatusOr<dpq::ReleaseReport>& report) {
   result.levels = r.levels;
   result.mechanismEpsilon = r.mechanism_epsilon;
   result.resolution = r.resolution;
+  result.maxContributions = static_cast<double>(r.max_contributions);
   return result;
 }
 
@@ -126,6 +129,21 @@ std::optional<uint64_t> OptionalSeed(const val& spec) {
   const std::optional<double> seed = OptionalNumber(spec, "seed");
   if (!seed.has_value()) return std::nullopt;
   return static_cast<uint64_t>(*seed);  // a safe integer, checked in TS
+}
+
+// The per-person part of a spec: `users`, the heap address of one uint32
+// person id per record (from _malloc), and `maxContributions`. Adds what
+// bounding needs to `need` (bytes).
+template <typename Request>
+void ReadContributions(const val& spec, Request* request, double* need,
+                       uint32_t count) {
+  const std::optional<double> users = OptionalNumber(spec, "users");
+  if (users.has_value()) {
+    request->users =
+        HeapPointer<const uint32_t>(static_cast<uintptr_t>(*users));
+    *need += 9.0 * count;
+  }
+  request->max_contributions = OptionalNumber(spec, "maxContributions");
 }
 
 WasmReleaseResult StatusResult(const dpq::Status& status) {
@@ -183,10 +201,11 @@ WasmSession* CreateSession(const val& spec) {
       : delta.has_value()
           ? dpq::PrivacyBudget::Approx(epsilon.value_or(0), *delta)
           : dpq::PrivacyBudget::Pure(epsilon.value_or(0));
+  const std::string name = spec["neighbouring"].as<std::string>();
   const dpq::Neighbouring neighbouring =
-      spec["neighbouring"].as<std::string>() == "replace-one"
-          ? dpq::Neighbouring::kReplaceOne
-          : dpq::Neighbouring::kAddRemove;
+      name == "replace-one"       ? dpq::Neighbouring::kReplaceOne
+      : name == "add-remove-user" ? dpq::Neighbouring::kAddRemoveUser
+                                  : dpq::Neighbouring::kAddRemove;
   return new WasmSession(dpq::PrivacySession::Create(total, neighbouring));
 }
 
@@ -223,6 +242,7 @@ WasmReleaseResult Release(uintptr_t data_address, uint32_t count,
   } else if (method == "aggtree" || method == "tree-cdf") {
     need += 128.0 * 1048576;
   }
+  ReadContributions(spec, &request, &need, count);
   const dpq::Status room = RequireHeap(need, "this release");
   if (!room.ok()) return StatusResult(room);
   const double* quantiles = HeapPointer<const double>(quantiles_address);
@@ -245,6 +265,16 @@ WasmReleaseResult Sanitize(uintptr_t data_address, uint32_t count,
   request.size = OptionalNumber(spec, "size");
   request.step = OptionalNumber(spec, "step");
   request.seed = OptionalSeed(spec);
+  // A size the core will refuse counts as the default here.
+  const double size =
+      request.size.has_value() &&
+              *request.size <= static_cast<double>(dpq::kMaxQuantiles)
+          ? *request.size
+          : static_cast<double>(dpq::kDefaultSanitizeSize);
+  double need = 32.0 * size + 8.0 * count;
+  ReadContributions(spec, &request, &need, count);
+  const dpq::Status room = RequireHeap(need, "this sample");
+  if (!room.ok()) return StatusResult(room);
   return ToResult(dpq::SanitizeSample(HeapPointer<double>(data_address), count,
                                       request, HeapPointer<double>(out_address),
                                       SessionOf(spec)));
@@ -381,7 +411,8 @@ EMSCRIPTEN_BINDINGS(dp_quantiles) {
       .field("neighbouring", &WasmReleaseResult::neighbouring)
       .field("levels", &WasmReleaseResult::levels)
       .field("mechanismEpsilon", &WasmReleaseResult::mechanismEpsilon)
-      .field("resolution", &WasmReleaseResult::resolution);
+      .field("resolution", &WasmReleaseResult::resolution)
+      .field("maxContributions", &WasmReleaseResult::maxContributions);
   emscripten::function("release", &Release);
   emscripten::function("sanitize", &Sanitize);
   emscripten::function("sanitizeSize", &SanitizeSize);

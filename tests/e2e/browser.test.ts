@@ -54,6 +54,11 @@ async function checkSmokePage(pageOrigin: string): Promise<string[]> {
   expect(values[0]).toBeLessThan(35);
   expect(values[1]).toBeGreaterThan(values[0]);
   expect(values[2]).toBeGreaterThan(values[1]);
+  // Per person: the heavy person keeps one value; the median stays near 50.
+  const person = (result as { person: { median: number; neighbouring: string; k: number } }).person;
+  expect(person).toMatchObject({ neighbouring: 'add-remove-user', k: 1 });
+  expect(person.median).toBeGreaterThan(40);
+  expect(person.median).toBeLessThan(60);
   // Nothing leaves the machine.
   expect(foreign).toEqual([]);
   await page.close();

@@ -173,6 +173,27 @@ it('uses every built-in dataset and the deciles preset', async () => {
   await page.waitForFunction(() => (document.getElementById('column-info') as HTMLElement).textContent!.includes('left out'));
 }, 60_000);
 
+it('protects a person: a director with all their films', async () => {
+  await page.selectOption('#dataset', 'movies');
+  await page.waitForFunction(() => (document.getElementById('column-info') as HTMLElement).textContent!.includes('left out'));
+  expect(await page.isVisible('#person-fieldset')).toBe(true);
+  expect(await page.isVisible('#k-row')).toBe(false);
+  await page.selectOption('#person-column', 'Director');
+  expect(await page.isVisible('#k-row')).toBe(true);
+  await page.fill('#max-contributions', '2');
+  await page.selectOption('#method', 'aq');
+  await release('0', '10');
+  expect(await page.textContent('#summary')).toMatch(/neighbouring: add-remove-user: each person kept at most 2 values/);
+  // A bad k is the core's typed error, shown, and the page keeps working.
+  await page.fill('#max-contributions', '0');
+  await page.click('#run');
+  await expect.poll(() => page.textContent('#option-error')).toMatch(/maxContributions must be a whole number/);
+  await page.selectOption('#person-column', '');
+  await release('0', '10');
+  expect(await page.textContent('#summary')).toMatch(/neighbouring: add-remove\)/);
+  await expectAccessible(page, 'per person');
+}, 60_000);
+
 it('opens a CSV from disk and reports rows that are not numbers', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'dpq-site-'));
   const csv = join(dir, 'scores.csv');

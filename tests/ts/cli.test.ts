@@ -172,6 +172,25 @@ describe('dp-quantiles CLI', () => {
       .toMatch(/--budget takes epsilon=E/);
   });
 
+  it('protects a person with --user-column and --max-contributions', () => {
+    // 300 people with one score each in [0, 100], and 'bot' with 3,000 rows at 100.
+    const lines = Array.from({ length: 300 }, (_, i) => `p${i},${(i * 37) % 101}`);
+    for (let i = 0; i < 3000; i++) lines.push('bot,100');
+    const events = writeCsv('events.csv', `user,score\n${lines.join('\n')}\n`);
+    const base = [events, '--column', 'score', '--lower', '0', '--upper', '100', '--epsilon', '1', '--quantiles', '0.5'];
+    expect(JSON.parse(run(base).stdout).quantiles[0].value).toBeGreaterThan(99);
+    const person = run([...base, '--user-column', 'user', '--max-contributions', '2', '--budget', 'epsilon=2']);
+    expect(person.stderr).toBe('');
+    const out = JSON.parse(person.stdout);
+    expect(out.releases[0].neighbouring).toBe('add-remove-user');
+    expect(out.releases[0].maxContributions).toBe(2);
+    expect(out.releases[0].quantiles[0].value).toBeLessThan(75);
+    expect(out.session.spent).toEqual({ epsilon: 1 });
+    expect(run([...base, '--user-column', 'user']).stderr).toMatch(/go together/);
+    expect(run([...base, '--user-column', 'nobody', '--max-contributions', '1']).stderr).toMatch(/no user column named 'nobody'/);
+    expect(run([...base, '--user-column', 'user', '--max-contributions', '0']).stderr).toMatch(/INVALID_OPTION: maxContributions/);
+  });
+
   it('estimates the bounds privately with --estimate-bounds, also inside a --budget session', () => {
     const incomes = writeCsv('unknown-range.csv', `income\n${Array.from({ length: 3000 }, (_, i) => 1000 + ((i * 7919) % 99000)).join('\n')}\n`);
     const alone = run([incomes, '--column', 'income', '--estimate-bounds', 'epsilon=0.5', '--epsilon', '1', '--quantiles', '0.5']);

@@ -37,6 +37,11 @@ const fileInput = $<HTMLInputElement>('file');
 const drop = $<HTMLDivElement>('drop');
 const columnSelect = $<HTMLSelectElement>('column');
 const methodSelect = $<HTMLSelectElement>('method');
+const personSelect = $<HTMLSelectElement>('person-column');
+personSelect.onchange = () => {
+  $('k-row').hidden = personSelect.value === '';
+  clearResults();
+};
 const preset = $<HTMLSelectElement>('preset');
 const custom = $<HTMLInputElement>('custom');
 const runButton = $<HTMLButtonElement>('run');
@@ -190,6 +195,10 @@ function settings(): ReleaseSettings {
     method: methodSelect.value,
     step: $<HTMLInputElement>('step').value.trim() === '' ? undefined : number('step'),
     alpha: large ? number('alpha') : undefined,
+    person:
+      personSelect.value === '' || large
+        ? undefined
+        : { column: personSelect.value, maxContributions: number('max-contributions') },
   };
 }
 
@@ -223,7 +232,10 @@ function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
   $('summary').textContent =
     `${result.method}: ${asked.quantiles.length} quantile${asked.quantiles.length === 1 ? '' : 's'} in ` +
     `${result.milliseconds.toFixed(1)} ms, spending ${privacy} ` +
-    `(neighbouring: ${result.neighbouring}).`;
+    `(neighbouring: ${result.neighbouring}` +
+    (result.maxContributions === undefined
+      ? ').'
+      : `: each person kept at most ${result.maxContributions} value${result.maxContributions === 1 ? '' : 's'}).`);
   showSession(result.session);
   // The row count is not private: it goes with the owner-only values.
   $('summary-owner').hidden = result.streamed === undefined;
@@ -346,6 +358,9 @@ function load(request: Request): void {
     if (reply.type !== 'columns') return false;
     large = reply.large;
     columnSelect.replaceChildren(...reply.columns.map((c) => new Option(c.name, c.name)));
+    personSelect.replaceChildren(new Option('one row (each value)', ''), ...reply.people.map((name) => new Option(`one person, by ${name}`, name)));
+    $('person-fieldset').hidden = reply.people.length === 0;
+    $('k-row').hidden = true;
     const describe = () => {
       const info = reply.columns.find((c) => c.name === columnSelect.value);
       $('column-info').textContent = reply.large

@@ -21,6 +21,8 @@ export interface ReleaseSettings {
   step?: number;
   /** Streams (large files): sketch accuracy. */
   alpha?: number;
+  /** Protect a person, named by this column, keeping at most k values each. */
+  person?: { column: string; maxContributions: number };
 }
 
 export type Request =
@@ -35,6 +37,8 @@ export interface ReleaseResult {
   method: string;
   privacy: Record<string, number | string>;
   neighbouring: string;
+  /** Per-person releases: the k each person was bounded to. */
+  maxContributions?: number;
   milliseconds: number;
   /** The data owner's view (absent for streamed files): true quantiles. */
   truth?: { values: number[]; rankErrors: number[]; cdf: [number[], number[]] };
@@ -51,7 +55,15 @@ export interface CompareRow {
 }
 
 export type Reply =
-  | { type: 'columns'; columns: ColumnInfo[]; rows: number; large: boolean; name: string }
+  | {
+      type: 'columns';
+      columns: ColumnInfo[];
+      rows: number;
+      large: boolean;
+      name: string;
+      /** Columns that can name the person of each row (per-person releases). */
+      people: string[];
+    }
   | { type: 'progress'; done: number; total: number; label: string }
   | { type: 'result'; result: ReleaseResult }
   | { type: 'compared'; rows: CompareRow[] }

@@ -13,6 +13,10 @@ export const LARGE_FILE_BYTES = 16 * 1024 * 1024;
 
 const ready: Promise<DpQuantiles> = loadDpQuantiles();
 let columns = new Map<string, Float64Array>();
+// Row-aligned copies for per-person releases: each numeric column with NaN
+// where a row has no number, and the columns that can name a person.
+let aligned = new Map<string, Float64Array>();
+let people = new Map<string, (string | null)[]>();
 
 /**
  * One privacy session per loaded dataset: every release on it spends from
@@ -50,31 +54,63 @@ const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
 // Numeric columns of parsed rows; a column is listed when most of its cells
 // are numbers, and the rest are counted.
-function summarise(header: string[], rows: string[][]): { infos: ColumnInfo[]; data: Map<string, Float64Array> } {
+function summarise(
+  header: string[],
+  rows: string[][],
+): { infos: ColumnInfo[]; data: Map<string, Float64Array>; rowAligned: Map<string, Float64Array> } {
   const infos: ColumnInfo[] = [];
   const data = new Map<string, Float64Array>();
+  const rowAligned = new Map<string, Float64Array>();
   header.forEach((name, c) => {
     const values: number[] = [];
+    const byRow = new Float64Array(rows.length).fill(Number.NaN);
     let others = 0;
-    for (const row of rows) {
+    rows.forEach((row, r) => {
       const cell = (row[c] ?? '').trim();
-      if (NUMBER.test(cell)) values.push(Number(cell));
-      else others++;
-    }
+      if (NUMBER.test(cell)) {
+        values.push(Number(cell));
+        byRow[r] = Number(cell);
+      } else {
+        others++;
+      }
+    });
     if (values.length > others) {
       infos.push({ name, numbers: values.length, others });
       data.set(name, Float64Array.from(values));
+      rowAligned.set(name, byRow);
     }
   });
-  return { infos, data };
+  return { infos, data, rowAligned };
+}
+
+// Every column of a file can name a person (an id, an e-mail, a name).
+function personColumns(header: string[], rows: string[][]): Map<string, (string | null)[]> {
+  const out = new Map<string, (string | null)[]>();
+  header.forEach((name, c) => {
+    out.set(
+      name,
+      rows.map((row) => {
+        const cell = (row[c] ?? '').trim();
+        return cell === '' ? null : cell;
+      }),
+    );
+  });
+  return out;
 }
 
 async function loadBuiltin(id: string): Promise<void> {
-  const dataset = (datasets as unknown as { id: string; label: string; columns: Record<string, (number | null)[]> }[]).find(
-    (d) => d.id === id,
-  );
+  const dataset = (
+    datasets as unknown as {
+      id: string;
+      label: string;
+      columns: Record<string, (number | null)[]>;
+      people?: Record<string, (string | null)[]>;
+    }[]
+  ).find((d) => d.id === id);
   if (dataset === undefined) throw new Error(`no dataset ${id}`);
   columns = new Map();
+  aligned = new Map();
+  people = new Map(Object.entries(dataset.people ?? {}));
   largeFile = undefined;
   newSession();
   const infos: ColumnInfo[] = [];
@@ -82,10 +118,11 @@ async function loadBuiltin(id: string): Promise<void> {
   for (const [name, cells] of Object.entries(dataset.columns)) {
     const values = cells.filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
     columns.set(name, Float64Array.from(values));
+    aligned.set(name, Float64Array.from(cells, (x) => (typeof x === 'number' ? x : Number.NaN)));
     infos.push({ name, numbers: values.length, others: cells.length - values.length });
     rows = cells.length;
   }
-  post({ type: 'columns', columns: infos, rows, large: false, name: dataset.label });
+  post({ type: 'columns', columns: infos, rows, large: false, name: dataset.label, people: [...people.keys()] });
 }
 
 // Images, spreadsheets and other binary files: NUL characters or many bytes
@@ -111,6 +148,8 @@ function parseCsv(text: string, name: string): string[][] {
 
 async function loadFile(file: File): Promise<void> {
   columns = new Map();
+  aligned = new Map();
+  people = new Map();
   largeFile = undefined;
   newSession();
   if (file.size > LARGE_FILE_BYTES) {
@@ -122,14 +161,16 @@ async function loadFile(file: File): Promise<void> {
     if (rows.length < 2) throw new Error(`${file.name} has no data rows`);
     const { infos } = summarise(rows[0], rows.slice(1));
     largeFile = file;
-    post({ type: 'columns', columns: infos, rows: -1, large: true, name: file.name });
+    post({ type: 'columns', columns: infos, rows: -1, large: true, name: file.name, people: [] });
     return;
   }
   const rows = parseCsv(await file.text(), file.name);
   if (rows.length < 2) throw new Error(`${file.name} has no data rows`);
-  const { infos, data } = summarise(rows[0], rows.slice(1));
+  const { infos, data, rowAligned } = summarise(rows[0], rows.slice(1));
   columns = data;
-  post({ type: 'columns', columns: infos, rows: rows.length - 1, large: false, name: file.name });
+  aligned = rowAligned;
+  people = personColumns(rows[0], rows.slice(1));
+  post({ type: 'columns', columns: infos, rows: rows.length - 1, large: false, name: file.name, people: [...people.keys()] });
 }
 
 // The tree methods keep their own grids and take no step.
@@ -146,9 +187,29 @@ function optionsOf(settings: ReleaseSettings, quantiles: number[] = settings.qua
   } as QuantilesOptions;
 }
 
+// The values of the rows that have both a number and a person, with the
+// person of each: what a per-person release reads. Rows without a person
+// are left out.
+function valuesWithPeople(settings: ReleaseSettings): { values: Float64Array; users: string[] } {
+  const person = settings.person;
+  const numbers = aligned.get(settings.column);
+  const names = person === undefined ? undefined : people.get(person.column);
+  if (numbers === undefined || names === undefined) throw new Error('pick a column and a person column first');
+  const values: number[] = [];
+  const users: string[] = [];
+  numbers.forEach((x, r) => {
+    const name = names[r];
+    if (Number.isFinite(x) && name !== null && name !== undefined) {
+      values.push(x);
+      users.push(name);
+    }
+  });
+  return { values: Float64Array.from(values), users };
+}
+
 // Posts a release with what only the page's owner may see added.
 function postResult(
-  release: { values: Float64Array; method: string; privacy: object; neighbouring: string },
+  release: { values: Float64Array; method: string; privacy: object; neighbouring: string; maxContributions?: number },
   extra: Pick<ReleaseResult, 'milliseconds' | 'truth' | 'streamed'>,
 ): void {
   post({
@@ -158,6 +219,7 @@ function postResult(
       method: release.method,
       privacy: release.privacy as ReleaseResult['privacy'],
       neighbouring: release.neighbouring,
+      ...(release.maxContributions === undefined ? {} : { maxContributions: release.maxContributions }),
       ...extra,
       session: sessionState(),
     },
@@ -167,10 +229,16 @@ function postResult(
 async function release(settings: ReleaseSettings): Promise<void> {
   const dpq = await ready;
   if (largeFile !== undefined) return streamRelease(dpq, largeFile, settings);
-  const data = columns.get(settings.column);
-  if (data === undefined) throw new Error('pick a column first');
+  const all = columns.get(settings.column);
+  if (all === undefined) throw new Error('pick a column first');
+  // Per person: only rows that name a person, each with their person.
+  const perPerson = settings.person === undefined ? undefined : valuesWithPeople(settings);
+  const data = perPerson?.values ?? all;
   const start = performance.now();
-  const result = (await currentSession()).release(data, optionsOf(settings));
+  const result = (await currentSession()).release(data, {
+    ...optionsOf(settings),
+    ...(perPerson === undefined ? {} : { users: perPerson.users, maxContributions: settings.person?.maxContributions }),
+  } as QuantilesOptions);
   const milliseconds = performance.now() - start;
   // The data owner's view: exact order statistics and the empirical CDF.
   const sorted = Float64Array.from(data, (x) => Math.min(Math.max(x, settings.lower), settings.upper)).sort();

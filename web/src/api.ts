@@ -69,6 +69,21 @@ export interface BaseQuantilesOptions {
   seed?: number;
 }
 
+/**
+ * Protecting a person rather than a row (docs/algorithms/per-person.md):
+ * give both. Each person keeps at most `maxContributions` of their values (a
+ * uniformly random subset, from the secure source), and the mechanism runs
+ * with the budget of that many values, so the guarantee is for adding or
+ * removing one person with all their values (`neighbouring:
+ * 'add-remove-user'`). Not for `inverse-sensitivity`.
+ */
+export interface PerPersonOptions {
+  /** The person of each value: parallel to the data, numbers or strings. */
+  users?: ArrayLike<number | string>;
+  /** k >= 1: the most values any one person keeps. Public. */
+  maxContributions?: number;
+}
+
 /** ApproximateQuantiles (the default): many quantiles, error growing with log m. */
 export interface AqOptions extends BaseQuantilesOptions {
   method?: 'aq';
@@ -138,18 +153,18 @@ export interface TreeCdfOptions extends BaseQuantilesOptions {
  * and exactly one of `epsilon` and `rho` sets the budget.
  */
 export type QuantilesOptions = (
-  | AqOptions
-  | JointExpOptions
+  | (AqOptions & PerPersonOptions)
+  | (JointExpOptions & PerPersonOptions)
   | InverseSensitivityOptions
-  | HsJointExpOptions
-  | AppIndExpOptions
-  | AggTreeOptions
-  | TreeCdfOptions
+  | (HsJointExpOptions & PerPersonOptions)
+  | (AppIndExpOptions & PerPersonOptions)
+  | (AggTreeOptions & PerPersonOptions)
+  | (TreeCdfOptions & PerPersonOptions)
 ) &
   Budget;
 
 /** Options of `sanitize`. Exactly one of `epsilon` and `rho`. */
-export type SanitizeOptions = SanitizeShape & Budget;
+export type SanitizeOptions = SanitizeShape & PerPersonOptions & Budget;
 /** Options of `sanitize` besides the budget. */
 export interface SanitizeShape {
   lower: number;
@@ -211,10 +226,14 @@ export interface QuantilesRelease {
   /** The budget this release spent (all of the budget given). */
   privacy: PrivacySpent;
   /**
-   * Who the guarantee protects: `'add-remove'` (one value added or removed)
-   * or `'replace-one'` (one value replaced; the number of values is public).
+   * Who the guarantee protects: `'add-remove'` (one value added or removed),
+   * `'replace-one'` (one value replaced; the number of values is public) or
+   * `'add-remove-user'` (one person added or removed with all their values;
+   * see `maxContributions`).
    */
-  neighbouring: 'add-remove' | 'replace-one';
+  neighbouring: 'add-remove' | 'replace-one' | 'add-remove-user';
+  /** Per-person releases: the most values a person kept (k). */
+  maxContributions?: number;
   /** AQ: recursion levels the budget was split over (0 otherwise). */
   levels: number;
   /** Epsilon each exponential mechanism ran with (0 for the tree methods). */
@@ -241,10 +260,13 @@ export type SessionOptions = SessionBudget & {
   /**
    * Who the session's guarantee protects. `'add-remove'` (default): adding
    * or removing one record; replace-one methods (inverse sensitivity,
-   * DPExpGK) are refused. `'replace-one'`: replacing one record; every
-   * method fits, add-remove releases counting twice over.
+   * DPExpGK) are refused; per-person releases count once (twice with
+   * `maxContributions: 1`). `'replace-one'`: replacing one record; every
+   * per-record method fits, add-remove releases counting twice over.
+   * `'add-remove-user'`: adding or removing one person; only per-person
+   * releases (`users`, `maxContributions`) fit.
    */
-  neighbouring?: 'add-remove' | 'replace-one';
+  neighbouring?: 'add-remove' | 'replace-one' | 'add-remove-user';
 };
 
 /**
@@ -268,7 +290,7 @@ export interface PrivacySession {
   readonly remaining: SessionBudget;
   /** Successful releases charged so far. */
   readonly releases: number;
-  readonly neighbouring: 'add-remove' | 'replace-one';
+  readonly neighbouring: 'add-remove' | 'replace-one' | 'add-remove-user';
   /** Frees the session's WebAssembly memory; later calls throw INVALID_STATE. */
   dispose(): void;
   [Symbol.dispose](): void;
@@ -315,7 +337,7 @@ export interface DpQuantiles {
   heapBytes(): number;
 }
 
-const COMMON_KEYS = new Set(['lower', 'upper', 'quantiles', 'epsilon', 'rho', 'method', 'seed']);
+const COMMON_KEYS = new Set(['lower', 'upper', 'quantiles', 'epsilon', 'rho', 'method', 'seed', 'users', 'maxContributions']);
 // Every method's own options (the core says which method takes which).
 const METHOD_KEYS = new Set(['step', 'delta', 'jitter', 'scale', 'branching', 'height', 'aggregation', 'cells', 'budget']);
 
@@ -428,6 +450,7 @@ function buildSpec(options: unknown): WasmReleaseSpec {
     }
     extra[key] = value;
   }
+  checkNumber('maxContributions', options.maxContributions, true);
   return {
     method,
     lower: options.lower as number,
@@ -436,7 +459,38 @@ function buildSpec(options: unknown): WasmReleaseSpec {
     rho: options.rho as number | undefined,
     seed: options.seed as number | undefined,
     options: extra,
+    maxContributions: options.maxContributions as number | undefined,
   };
+}
+
+/**
+ * Person ids as dense uint32 indices (equal ids, by SameValueZero, share
+ * one); undefined without `users`. Only the grouping reaches the core.
+ */
+function personIndices(users: unknown, count: number): Uint32Array | undefined {
+  if (users === undefined) return undefined;
+  if (typeof users !== 'object' || users === null || typeof (users as ArrayLike<unknown>).length !== 'number') {
+    fail('INVALID_ARGUMENT', 'users must be an array (or typed array) of numbers or strings, one per value');
+  }
+  const list = users as ArrayLike<unknown>;
+  if (list.length !== count) {
+    fail('INVALID_ARGUMENT', `users has ${list.length} entries and data has ${count}; give one person per value`);
+  }
+  const index = new Map<unknown, number>();
+  const out = new Uint32Array(count);
+  for (let i = 0; i < count; i++) {
+    const id = list[i];
+    if (typeof id !== 'string' && !(typeof id === 'number' && Number.isFinite(id))) {
+      fail('INVALID_ARGUMENT', `users[${i}] is ${kindOf(id)}; every person id must be a string or a finite number`);
+    }
+    let at = index.get(id);
+    if (at === undefined) {
+      at = index.size;
+      index.set(id, at);
+    }
+    out[i] = at;
+  }
+  return out;
 }
 
 function buildSanitizeSpec(options: unknown): WasmSanitizeSpec {
@@ -444,12 +498,14 @@ function buildSanitizeSpec(options: unknown): WasmSanitizeSpec {
   checkBudget(options);
   checkNumber('size', options.size, true);
   checkNumber('step', options.step, true);
+  checkNumber('maxContributions', options.maxContributions, true);
   for (const key of Object.keys(options)) {
-    if (!['lower', 'upper', 'epsilon', 'rho', 'size', 'step', 'seed'].includes(key)) {
+    if (!['lower', 'upper', 'epsilon', 'rho', 'size', 'step', 'seed', 'users', 'maxContributions'].includes(key)) {
       fail('INVALID_OPTION', `option '${key}' does not apply to sanitize`);
     }
   }
-  return options as unknown as WasmSanitizeSpec;
+  const { users: _users, ...spec } = options;
+  return spec as unknown as WasmSanitizeSpec;
 }
 
 function buildBoundsSpec(options: unknown): WasmBoundsSpec {
@@ -474,6 +530,7 @@ function toRelease(result: WasmReleaseResult, values: Float64Array): QuantilesRe
     levels: result.levels,
     mechanismEpsilon: result.mechanismEpsilon,
     resolution: result.resolution,
+    ...(result.maxContributions > 0 ? { maxContributions: result.maxContributions } : {}),
   };
 }
 
@@ -512,6 +569,21 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     }
   }
 
+  // Runs `call` with the person ids (if any) copied into the heap, their
+  // address set as spec.users; frees them after.
+  function withUsers<T>(users: Uint32Array | undefined, spec: { users?: number }, call: () => T): T {
+    if (users === undefined) return call();
+    const at = module._malloc(Math.max(1, users.length) * 4);
+    if (at === 0) fail('TOO_LARGE', `cannot allocate ${users.length} person ids in the WebAssembly heap`);
+    try {
+      module.HEAPU32.set(users, at / 4);
+      spec.users = at;
+      return call();
+    } finally {
+      module._free(at);
+    }
+  }
+
   function checkSize(values: ArrayLike<number>): void {
     if (values.length > MAX_VALUES) {
       fail('TOO_LARGE', `${values.length} values; at most ${MAX_VALUES} fit the WebAssembly heap`);
@@ -528,10 +600,13 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     if (session !== undefined) spec.session = session;
     const quantiles = checkNumbers('quantiles', options.quantiles);
     checkSize(values);
-    return withHeap([values, quantiles], quantiles.length, ([dataAt, quantilesAt], out) => {
-      const result = module.release(dataAt, values.length, quantilesAt, quantiles.length, out, spec);
-      return toRelease(result, module.HEAPF64.slice(out / 8, out / 8 + quantiles.length));
-    });
+    const users = personIndices((options as PerPersonOptions).users, values.length);
+    return withUsers(users, spec, () =>
+      withHeap([values, quantiles], quantiles.length, ([dataAt, quantilesAt], out) => {
+        const result = module.release(dataAt, values.length, quantilesAt, quantiles.length, out, spec);
+        return toRelease(result, module.HEAPF64.slice(out / 8, out / 8 + quantiles.length));
+      }),
+    );
   }
 
   function sanitize(
@@ -543,10 +618,13 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     const spec = { ...buildSanitizeSpec(options), ...(session === undefined ? {} : { session }) };
     checkSize(values);
     const size = Math.max(0, module.sanitizeSize(spec));
-    return withHeap([values], size, ([dataAt], out) => {
-      const result = module.sanitize(dataAt, values.length, out, spec);
-      return toRelease(result, module.HEAPF64.slice(out / 8, out / 8 + size)).values;
-    });
+    const users = personIndices((options as PerPersonOptions).users, values.length);
+    return withUsers(users, spec, () =>
+      withHeap([values], size, ([dataAt], out) => {
+        const result = module.sanitize(dataAt, values.length, out, spec);
+        return toRelease(result, module.HEAPF64.slice(out / 8, out / 8 + size)).values;
+      }),
+    );
   }
 
   function bounds(data: Float64Array | ArrayLike<number>, options: BoundsOptions, session?: WasmSession): BoundsRelease {
@@ -602,8 +680,11 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
       fail('INVALID_PRIVACY', 'delta goes with epsilon, not rho');
     }
     const neighbouring = options.neighbouring ?? 'add-remove';
-    if (neighbouring !== 'add-remove' && neighbouring !== 'replace-one') {
-      fail('INVALID_OPTION', `neighbouring must be 'add-remove' or 'replace-one', got ${JSON.stringify(neighbouring)}`);
+    if (neighbouring !== 'add-remove' && neighbouring !== 'replace-one' && neighbouring !== 'add-remove-user') {
+      fail(
+        'INVALID_OPTION',
+        `neighbouring must be 'add-remove', 'replace-one' or 'add-remove-user', got ${JSON.stringify(neighbouring)}`,
+      );
     }
     const handle = module.createSession({ epsilon: options.epsilon, delta: options.delta, rho: options.rho, neighbouring });
     const status = handle.status();

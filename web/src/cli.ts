@@ -20,6 +20,7 @@ const USAGE = `usage: dp-quantiles [FILE] --column NAME|INDEX
                     (--epsilon E | --rho R) [--quantiles Q1,Q2,... ...]
                     [--budget epsilon=E|rho=R|epsilon=E,delta=D]
                     [--method M] [--step S] [--delimiter D] [--option NAME=VALUE ...]
+                    [--user-column NAME|INDEX --max-contributions K]
                     [--seed N]
                     [--no-header] [--show-true]
 
@@ -44,6 +45,11 @@ prints the private quantiles of one column as JSON.
                 appindexp, aggtree or tree-cdf
   --step        public output resolution: values are lower + k * step
                 (e.g. 1 for integer data, so an atom at 40 prints as 40)
+  --user-column the column naming the person of each row: with it the
+                guarantee protects a person with all their rows, not one row
+  --max-contributions
+                K >= 1: each person keeps at most K rows (a random subset);
+                required with --user-column
   --delimiter   the CSV delimiter: one character or 'tab' (default: ',' or,
                 when the header line has no comma, ';' or a tab)
   --option      a method option, repeatable: delta=1e-6, branching=16,
@@ -72,6 +78,8 @@ function parseNumberOption(name: string, text: string | undefined): number | und
 interface Column {
   name: string;
   values: Float64Array;
+  /** The person of each value, with --user-column. */
+  users?: string[];
   /** Rows whose cell is empty or not a number: skipped, as the demo does. */
   skipped: number;
   /** The line of the first skipped row, for the message. */
@@ -101,6 +109,7 @@ async function readColumn(
   column: string,
   header: boolean,
   delimiterOption?: string,
+  userColumn?: string,
 ): Promise<Column> {
   const chunks = input[Symbol.asyncIterator]();
   const first = await chunks.next();
@@ -121,6 +130,8 @@ async function readColumn(
   feed.catch(() => parser.destroy());
 
   let index = -1;
+  let userIndex = -1;
+  const users: string[] | undefined = userColumn === undefined ? undefined : [];
   let name = column;
   let values = new Float64Array(1024);
   let count = 0;
@@ -143,10 +154,22 @@ async function readColumn(
           index = Number(column);
           name = header ? (row.record[index] ?? column) : column;
         }
+        if (userColumn !== undefined) {
+          userIndex = header ? row.record.indexOf(userColumn) : -1;
+          if (userIndex < 0) {
+            if (!/^\d+$/.test(userColumn)) {
+              throw new UsageError(`no user column named '${userColumn}'`);
+            }
+            userIndex = Number(userColumn);
+          }
+        }
         if (header) continue;
       }
       if (index >= row.record.length) {
         throw new UsageError(`line ${row.info.lines}: has no column ${index}`);
+      }
+      if (userIndex >= row.record.length) {
+        throw new UsageError(`line ${row.info.lines}: has no user column ${userIndex}`);
       }
       const cell = row.record[index];
       if (!NUMBER.test(cell)) {
@@ -160,6 +183,7 @@ async function readColumn(
         values = grown;
       }
       values[count++] = Number(cell);
+      users?.push(row.record[userIndex]);
       if (progress && count % 100_000 === 0) process.stderr.write(`\rread ${count.toLocaleString('en')} values`);
     }
     await feed;
@@ -171,7 +195,7 @@ async function readColumn(
   } finally {
     if (progress && count >= 100_000) process.stderr.write('\r\x1b[K');
   }
-  return { name, values: values.subarray(0, count), skipped, firstSkippedLine };
+  return { name, values: values.subarray(0, count), users, skipped, firstSkippedLine };
 }
 
 // node:util parseArgs reads '--lower -20' as two options; join a negative
@@ -205,6 +229,8 @@ async function main(argv: string[]): Promise<void> {
       'estimate-bounds': { type: 'string' },
       method: { type: 'string', default: 'aq' },
       step: { type: 'string' },
+      'user-column': { type: 'string' },
+      'max-contributions': { type: 'string' },
       delimiter: { type: 'string' },
       version: { type: 'boolean', default: false },
       option: { type: 'string', multiple: true, default: [] },
@@ -236,12 +262,18 @@ async function main(argv: string[]): Promise<void> {
   if (boundsBudget !== undefined && 'delta' in boundsBudget) {
     throw new UsageError('--estimate-bounds takes epsilon=E or rho=R');
   }
+  if ((args['user-column'] === undefined) !== (args['max-contributions'] === undefined)) {
+    throw new UsageError('--user-column and --max-contributions go together');
+  }
+  if (args['user-column'] !== undefined && estimateBounds !== undefined) {
+    throw new UsageError('--estimate-bounds protects one row, not a person: give --lower and --upper with --user-column');
+  }
   const file = positionals[0] ?? '-';
   if (file !== '-' && existsSync(file) && statSync(file).isDirectory()) {
     throw new UsageError(`${file} is a directory; give a CSV file (or - for standard input)`);
   }
   const input = file === '-' ? process.stdin.setEncoding('utf8') : createReadStream(file, { encoding: 'utf8' });
-  const column = await readColumn(input, args.column, !args['no-header'], args.delimiter);
+  const column = await readColumn(input, args.column, !args['no-header'], args.delimiter, args['user-column']);
   if (column.skipped > 0) {
     // The data owner's note (it counts rows): stderr, never the JSON output.
     process.stderr.write(
@@ -269,11 +301,18 @@ async function main(argv: string[]): Promise<void> {
     method: args.method as QuantileMethod,
     step: parseNumberOption('step', args.step),
     seed: parseNumberOption('seed', args.seed),
+    ...(column.users === undefined
+      ? {}
+      : { users: column.users, maxContributions: parseNumberOption('max-contributions', args['max-contributions']) }),
   };
   const budget = args.budget === undefined ? undefined : parseBudget(args.budget);
   const dpq = await loadDpQuantiles();
   // The process ends right after: the session's memory goes with it.
-  const session = budget === undefined ? undefined : dpq.session(budget);
+  // Per person, the session protects a person too.
+  const session =
+    budget === undefined
+      ? undefined
+      : dpq.session(column.users === undefined ? budget : ({ ...budget, neighbouring: 'add-remove-user' } as SessionOptions));
   // Private bounds first (they spend too), then the releases inside them.
   let boundsEntry: Record<string, unknown> | undefined;
   if (boundsBudget !== undefined) {
@@ -310,6 +349,7 @@ async function main(argv: string[]): Promise<void> {
       method: release.method,
       privacy: release.privacy,
       neighbouring: release.neighbouring,
+      ...(release.maxContributions === undefined ? {} : { maxContributions: release.maxContributions }),
       quantiles: quantiles.map((q, i) => ({ q, value: release.values[i] })),
     };
     if (sorted !== undefined) entry.quantiles = withTruth(sorted, quantiles, release, options);

@@ -14,6 +14,7 @@ export type {
   InverseSensitivityOptions,
   JointExpOptions,
   NumericData,
+  PerPersonOptions,
   PrivacySession,
   PrivacySpent,
   QuantileMethod,

@@ -14,6 +14,8 @@ export interface WasmReleaseResult {
   levels: number;
   mechanismEpsilon: number;
   resolution: number;
+  /** add-remove-user releases: the k each person was bounded to; else 0. */
+  maxContributions: number;
 }
 
 export interface WasmReleaseSpec {
@@ -26,6 +28,9 @@ export interface WasmReleaseSpec {
   rho?: number;
   seed?: number;
   options?: Record<string, number | string>;
+  /** Heap address of one uint32 person id per record (per-person releases). */
+  users?: number;
+  maxContributions?: number;
 }
 
 export interface WasmSanitizeSpec {
@@ -37,6 +42,8 @@ export interface WasmSanitizeSpec {
   size?: number;
   step?: number;
   seed?: number;
+  users?: number;
+  maxContributions?: number;
 }
 
 export interface WasmBoundsSpec {
@@ -130,6 +137,7 @@ export interface DpqWasmModule {
   loadStream(bytesAddress: number, size: number): WasmStream;
   createSession(spec: WasmSessionSpec): WasmSession;
   HEAPU8: Uint8Array;
+  HEAPU32: Uint32Array;
 }
 
 export interface DpqModuleOverrides {

@@ -22,12 +22,11 @@ OutputGrid OutputGrid::ForBounds(double lower, double upper) {
   return OutputGrid(lower, upper, steps);
 }
 
-OutputGrid OutputGrid::Default(double lower, double upper) {
+OutputGrid OutputGrid::Default(double lower, double upper, int64_t most_steps) {
   const OutputGrid finest = ForBounds(lower, upper);
-  const OutputGrid fallback(lower, upper,
-                            std::min(finest.steps(), kDefaultGridSteps));
+  const OutputGrid fallback(lower, upper, std::min(finest.steps(), most_steps));
   const double range = upper - lower;
-  const double most = static_cast<double>(kDefaultGridSteps);
+  const double most = static_cast<double>(most_steps);
   // The smallest e with range / 10^e <= most; 10^|e| is exact for |e| <= 22.
   auto power = [](int k) {
     double p = 1;

@@ -51,7 +51,9 @@ class OutputGrid {
   // points, and releases print as short decimals. Where such multiples are
   // not exact or not distinct doubles (bounds far from 0 for their range),
   // ForBounds's grid coarsened to kDefaultGridSteps steps.
-  static OutputGrid Default(double lower, double upper);
+  // `most_steps` replaces kDefaultGridSteps (coarser grids, e.g. intervals').
+  static OutputGrid Default(double lower, double upper,
+                            int64_t most_steps = kDefaultGridSteps);
   // The grid of a public step: lower + k step for k < steps and upper at
   // k = steps, steps = ceil((upper - lower) / step) (a ratio within 10^-9 of
   // a whole number counts as that number). INVALID_OPTION for a step that is
@@ -78,6 +80,13 @@ class OutputGrid {
   // The largest c in [0, steps) with ValueAt(c) <= x, for x in [lower, upper].
   // Monotone non-decreasing in x, so sorted values give sorted cells.
   int64_t CellOf(double x) const { return FloorPoint(x, steps_ - 1); }
+  // The largest point j in [0, steps] with ValueAt(j) <= x, and the smallest
+  // with ValueAt(j) >= x, for x in [lower, upper]. Monotone in x.
+  int64_t FloorPointOf(double x) const { return FloorPoint(x, steps_); }
+  int64_t CeilPointOf(double x) const {
+    const int64_t below = FloorPoint(x, steps_);
+    return ValueAt(below) < x ? below + 1 : below;
+  }
   // The grid point nearest to x in [lower, upper] (the lower one on a tie).
   // Monotone non-decreasing in x.
   int64_t PointOf(double x) const;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dpq {
@@ -141,6 +142,28 @@ double ExpUp(double x) {
   double up = std::exp(x);
   for (int i = 0; i < 3; ++i) up = std::nextafter(up, kInfinityUp);
   return up;
+}
+
+BudgetSplit SplitBudget(const PrivacyBudget& budget, double share) {
+  // Parts of x: share x and the rest, lowered until their sum rounded up is
+  // at most x, so that the exact sum is too.
+  auto parts = [share](double x) {
+    const double part = MultiplyDown(x, share);
+    double rest = MultiplyDown(x, 1 - share);
+    while (rest > 0 && AddUp(part, rest) > x) rest = std::nextafter(rest, 0.0);
+    return std::pair<double, double>(rest, part);
+  };
+  BudgetSplit split{budget, budget};
+  if (budget.kind == PrivacyBudget::Kind::kZcdp) {
+    const auto [rest, part] = parts(budget.rho);
+    split.rest.rho = rest;
+    split.share.rho = part;
+    return split;
+  }
+  const auto [rest, part] = parts(budget.epsilon);
+  split.rest.epsilon = rest;
+  split.share = PrivacyBudget::Pure(part);
+  return split;
 }
 
 double ExponentialMechanismEpsilonPerPart(const PrivacyBudget& budget,

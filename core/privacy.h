@@ -61,6 +61,15 @@ double MultiplyUp(double a, double b);  // >= a b, for a, b >= 0
 // >= e^x for x >= 0: libm's exp is within an ulp or two, so three ulps up.
 double ExpUp(double x);
 
+// Splits `budget` in two parts that compose to at most it: `share` in
+// (0, 1) of it as the second, the rest as the first, both rounded down.
+// (epsilon, delta): the rest keeps delta; the share is pure epsilon.
+struct BudgetSplit {
+  PrivacyBudget rest;
+  PrivacyBudget share;
+};
+BudgetSplit SplitBudget(const PrivacyBudget& budget, double share);
+
 // Most parts the optimal composition (epsilon with delta) takes: each
 // bisection step costs O(parts^2), and this keeps a release under about a
 // second (0.4 s natively at 1024). Public (the number of quantiles); not

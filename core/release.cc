@@ -9,6 +9,7 @@
 #include "core/aq.h"
 #include "core/contributions.h"
 #include "core/hs_joint_exp.h"
+#include "core/intervals.h"
 #include "core/inverse_sensitivity.h"
 #include "core/joint_exp.h"
 #include "core/prepare.h"
@@ -450,6 +451,27 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
     neighbouring = Neighbouring::kAddRemoveUser;
     max_contributions = k.value();
   }
+  // Intervals: their grid and share, from public parameters only.
+  std::optional<OutputGrid> interval_grid;
+  double interval_share = kDefaultIntervalShare;
+  if (request.interval_share.has_value() && !request.confidence.has_value()) {
+    return Status(StatusCode::kInvalidOption,
+                  "intervalShare applies only with confidence");
+  }
+  if (request.confidence.has_value()) {
+    status = ValidateConfidence(*request.confidence);
+    if (!status.ok()) return status;
+    interval_share = request.interval_share.value_or(kDefaultIntervalShare);
+    status = ValidateIntervalShare(interval_share);
+    if (!status.ok()) return status;
+    const std::optional<double> step = Options(request).Number("step");
+    StatusOr<OutputGrid> grid =
+        step.has_value()
+            ? OutputGrid::WithStep(request.lower, request.upper, *step)
+            : OutputGrid::Default(request.lower, request.upper);
+    if (!grid.ok()) return grid.status();
+    interval_grid = IntervalGrid(grid.value());
+  }
   if (session != nullptr) {
     status = session->Check(spend, neighbouring, max_contributions);
     if (!status.ok()) return status;
@@ -468,11 +490,34 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
   report.seeded = request.seed.has_value();
   PrivacyBudget per_record = budget.value();
   PrivacyBudget per_record_spend = spend;
+  PrivacyBudget intervals_per_record;
+  if (interval_grid.has_value()) {
+    // The values get the rest of the budget, the intervals their share.
+    const BudgetSplit values_split = SplitBudget(per_record, interval_share);
+    const BudgetSplit spend_split = SplitBudget(spend, interval_share);
+    per_record = values_split.rest;
+    per_record_spend = spend_split.rest;
+    intervals_per_record = spend_split.share;
+    report.has_intervals = true;
+    report.interval_spent = spend_split.share;
+  }
   if (max_contributions > 0) {
     count =
         BoundContributions(data, request.users, count, max_contributions, *rng);
     per_record = PerRecordBudget(per_record, max_contributions);
-    per_record_spend = PerRecordBudget(spend, max_contributions);
+    per_record_spend = PerRecordBudget(per_record_spend, max_contributions);
+    intervals_per_record =
+        PerRecordBudget(intervals_per_record, max_contributions);
+  }
+  Brackets brackets;
+  if (interval_grid.has_value()) {
+    // On the clamped, sorted records, before the method prepares them.
+    std::sort(data, data + count);
+    const double epsilon_each = ExponentialMechanismEpsilonPerPart(
+        intervals_per_record, static_cast<int>(2 * sorted.distinct.size()));
+    brackets = SampleBrackets(data, count, *interval_grid, sorted.distinct,
+                              epsilon_each, *request.confidence, *rng);
+    report.interval_epsilon = epsilon_each;
   }
   Context context{data,
                   count,
@@ -494,6 +539,14 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
   }
   for (size_t i = 0; i < request.quantiles.size(); ++i) {
     out[i] = values[sorted.index_of_input[i]];
+  }
+  if (report.has_intervals) {
+    // Widened to hold the released value: still covers (post-processing).
+    for (size_t i = 0; i < request.quantiles.size(); ++i) {
+      const size_t j = sorted.index_of_input[i];
+      report.interval_low.push_back(std::min(brackets.low[j], out[i]));
+      report.interval_high.push_back(std::max(brackets.high[j], out[i]));
+    }
   }
   return report;
 }

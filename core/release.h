@@ -35,6 +35,11 @@ struct ReleaseRequest {
   // for adding or removing one person.
   const uint32_t* users = nullptr;
   std::optional<double> max_contributions;
+  // Confidence intervals (intervals.h): with `confidence` in (0, 1), the
+  // release also brackets each true sample quantile, spending
+  // `interval_share` of the budget on it (default kDefaultIntervalShare).
+  std::optional<double> confidence;
+  std::optional<double> interval_share;
 };
 
 // What a successful release spent, for the caller's privacy accounting.
@@ -47,6 +52,14 @@ struct ReleaseReport {
   std::string neighbouring = "add-remove";
   // add-remove-user: the most records a person kept (0 otherwise). Public.
   int64_t max_contributions = 0;
+  // With `confidence`: one [low, high] per requested quantile, in the order
+  // requested, each holding its released value, and the part of `spent` the
+  // intervals used (the values used the rest).
+  bool has_intervals = false;
+  std::vector<double> interval_low;
+  std::vector<double> interval_high;
+  PrivacyBudget interval_spent;
+  double interval_epsilon = 0;   // each bracket mechanism's epsilon
   int levels = 0;                // AQ: recursion levels
   double mechanism_epsilon = 0;  // epsilon of each exponential mechanism run
   // True when a seed was given: the noise is reproducible by anyone who

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/bounds.h"
+#include "core/intervals.h"
 #include "core/prepare.h"
 #include "core/release.h"
 #include "core/stream.h"
@@ -66,6 +67,10 @@ struct WasmReleaseResult {
   double mechanismEpsilon = 0;
   double resolution = 0;
   double maxContributions = 0;  // add-remove-user: k; 0 otherwise
+  // With confidence: the intervals' share of the budget (epsilon or rho).
+  bool hasIntervals = false;
+  double intervalEpsilon = 0;
+  double intervalRho = 0;
 };
 
 WasmReleaseResult ToResult(const dpq::StatusOr<dpq::ReleaseReport>& report) {
@@ -97,6 +102,9 @@ WasmReleaseResult ToResult(const dpq::StatusOr<dpq::ReleaseReport>& report) {
   result.mechanismEpsilon = r.mechanism_epsilon;
   result.resolution = r.resolution;
   result.maxContributions = static_cast<double>(r.max_contributions);
+  result.hasIntervals = r.has_intervals;
+  result.intervalEpsilon = r.interval_spent.epsilon;
+  result.intervalRho = r.interval_spent.rho;
   return result;
 }
 
@@ -243,14 +251,28 @@ WasmReleaseResult Release(uintptr_t data_address, uint32_t count,
     need += 128.0 * 1048576;
   }
   ReadContributions(spec, &request, &need, count);
+  request.confidence = OptionalNumber(spec, "confidence");
+  request.interval_share = OptionalNumber(spec, "intervalShare");
+  if (request.confidence.has_value()) {
+    // Two copies of the records and the phantoms (intervals.h).
+    need += 16.0 * n + 16.0 * static_cast<double>(dpq::kMaxIntervalPhantoms);
+  }
   const dpq::Status room = RequireHeap(need, "this release");
   if (!room.ok()) return StatusResult(room);
   const double* quantiles = HeapPointer<const double>(quantiles_address);
   request.quantiles.assign(quantiles, quantiles + quantile_count);
   ReadOptions(spec["options"], &request.options, &request.text_options);
-  return ToResult(
-      dpq::ReleaseQuantiles(HeapPointer<double>(data_address), count, request,
-                            HeapPointer<double>(out_address), SessionOf(spec)));
+  double* out = HeapPointer<double>(out_address);
+  const dpq::StatusOr<dpq::ReleaseReport> report = dpq::ReleaseQuantiles(
+      HeapPointer<double>(data_address), count, request, out, SessionOf(spec));
+  // With intervals, out has room for 3 m: values, lows, highs.
+  if (report.ok() && report.value().has_intervals) {
+    for (uint32_t i = 0; i < quantile_count; ++i) {
+      out[quantile_count + i] = report.value().interval_low[i];
+      out[2 * quantile_count + i] = report.value().interval_high[i];
+    }
+  }
+  return ToResult(report);
 }
 
 // data as for Release; out: room for SanitizeSize(spec) doubles.
@@ -412,7 +434,10 @@ EMSCRIPTEN_BINDINGS(dp_quantiles) {
       .field("levels", &WasmReleaseResult::levels)
       .field("mechanismEpsilon", &WasmReleaseResult::mechanismEpsilon)
       .field("resolution", &WasmReleaseResult::resolution)
-      .field("maxContributions", &WasmReleaseResult::maxContributions);
+      .field("maxContributions", &WasmReleaseResult::maxContributions)
+      .field("hasIntervals", &WasmReleaseResult::hasIntervals)
+      .field("intervalEpsilon", &WasmReleaseResult::intervalEpsilon)
+      .field("intervalRho", &WasmReleaseResult::intervalRho);
   emscripten::function("release", &Release);
   emscripten::function("sanitize", &Sanitize);
   emscripten::function("sanitizeSize", &SanitizeSize);

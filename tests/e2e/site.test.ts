@@ -194,6 +194,22 @@ it('protects a person: a director with all their films', async () => {
   await expectAccessible(page, 'per person');
 }, 60_000);
 
+it('draws private confidence intervals and lists them in the table', async () => {
+  await page.selectOption('#dataset', 'seattle');
+  await page.waitForFunction(() => (document.getElementById('column') as HTMLSelectElement).value === 'precipitation');
+  await page.selectOption('#column', 'temp_max');
+  await page.selectOption('#preset', '0.25,0.5,0.75');
+  await page.check('#intervals');
+  await release('-20', '50');
+  expect(await page.textContent('#summary')).toMatch(/The 95% intervals spent epsilon = 0.25 of it/);
+  const cells = await page.locator('#results tbody tr td:nth-child(3)').allTextContents();
+  expect(cells).toHaveLength(3);
+  for (const text of cells) expect(text).toMatch(/^-?[\d.]+ to -?[\d.]+$/);
+  await page.screenshot({ path: join(shots, 'intervals.png'), fullPage: true });
+  await expectAccessible(page, 'intervals');
+  await page.uncheck('#intervals');
+}, 60_000);
+
 it('opens a CSV from disk and reports rows that are not numbers', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'dpq-site-'));
   const csv = join(dir, 'scores.csv');

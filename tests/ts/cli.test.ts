@@ -172,6 +172,20 @@ describe('dp-quantiles CLI', () => {
       .toMatch(/--budget takes epsilon=E/);
   });
 
+  it('prints confidence intervals with --confidence', () => {
+    const result = JSON.parse(execFileSync(process.execPath, [
+      cli, good, '--column', 'score', '--lower', '0', '--upper', '100',
+      '--epsilon', '4', '--quantiles', '0.25,0.75', '--confidence', '0.9', '--interval-share', '0.5',
+    ], { encoding: 'utf8' }));
+    expect(result.intervals).toEqual({ confidence: 0.9, privacy: { kind: 'pure', epsilon: 2 } });
+    for (const { value, interval } of result.quantiles) {
+      expect(interval[0]).toBeLessThanOrEqual(value);
+      expect(interval[1]).toBeGreaterThanOrEqual(value);
+    }
+    expect(run([good, '--column', 'score', '--lower', '0', '--upper', '100', '--epsilon', '1', '--confidence', '1']).stderr)
+      .toMatch(/INVALID_OPTION: confidence must be/);
+  });
+
   it('protects a person with --user-column and --max-contributions', () => {
     // 300 people with one score each in [0, 100], and 'bot' with 3,000 rows at 100.
     const lines = Array.from({ length: 300 }, (_, i) => `p${i},${(i * 37) % 101}`);

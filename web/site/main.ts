@@ -195,6 +195,7 @@ function settings(): ReleaseSettings {
     method: methodSelect.value,
     step: $<HTMLInputElement>('step').value.trim() === '' ? undefined : number('step'),
     alpha: large ? number('alpha') : undefined,
+    confidence: $<HTMLInputElement>('intervals').checked && !large ? 0.95 : undefined,
     person:
       personSelect.value === '' || large
         ? undefined
@@ -235,7 +236,15 @@ function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
     `(neighbouring: ${result.neighbouring}` +
     (result.maxContributions === undefined
       ? ').'
-      : `: each person kept at most ${result.maxContributions} value${result.maxContributions === 1 ? '' : 's'}).`);
+      : `: each person kept at most ${result.maxContributions} value${result.maxContributions === 1 ? '' : 's'}).`) +
+    (result.intervals === undefined
+      ? ''
+      : ` The ${Math.round(result.intervals.confidence * 100)}% intervals spent ` +
+        Object.entries(result.intervals.privacy)
+          .filter(([key]) => key !== 'kind')
+          .map(([key, value]) => `${key} = ${value}`)
+          .join(', ') +
+        ' of it.');
   showSession(result.session);
   // The row count is not private: it goes with the owner-only values.
   $('summary-owner').hidden = result.streamed === undefined;
@@ -244,16 +253,23 @@ function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
       `${Math.round(result.streamed.sketchBytes / 1024)} KiB sketch.`
     : '';
   markStale(undefined);
+  $('interval-header').hidden = result.intervals === undefined;
   const body = $<HTMLTableElement>('results').tBodies[0];
   body.replaceChildren(
     ...asked.quantiles.map((q, i) => {
       const row = document.createElement('tr');
-      const cells = [format(q), format(result.values[i]), format(result.truth?.values[i] ?? Number.NaN),
+      // The interval column only when intervals were asked for (it would
+      // not fit a phone otherwise).
+      const interval = result.intervals === undefined
+        ? []
+        : [`${format(result.intervals.low[i])} to ${format(result.intervals.high[i])}`];
+      const owner = format(result.truth?.values[i] ?? Number.NaN);
+      const cells = [format(q), format(result.values[i]), ...interval, owner,
         result.truth ? String(result.truth.rankErrors[i]) : 'not kept (streamed)'];
       cells.forEach((text, c) => {
         const cell = document.createElement(c === 0 ? 'th' : 'td');
         if (c === 0) cell.setAttribute('scope', 'row');
-        if (c >= 2) cell.className = 'owner';
+        if (c >= 2 + interval.length) cell.className = 'owner';
         cell.textContent = text;
         row.append(cell);
       });
@@ -272,7 +288,9 @@ function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
   // Private quantiles drawn at their requested level on the true CDF.
   const [xs, ys] = result.truth.cdf;
   const points = asked.quantiles.map((q, i) => [result.values[i], q] as const).sort((a, b) => a[0] - b[0]);
-  const allX = [...new Set([...xs, ...points.map((p) => p[0])])].sort((a, b) => a - b);
+  // The x scale also spans the intervals, so their bars fit the plot.
+  const ends = result.intervals === undefined ? [] : [...result.intervals.low, ...result.intervals.high];
+  const allX = [...new Set([...xs, ...points.map((p) => p[0]), ...ends])].sort((a, b) => a - b);
   const yAt = new Map(xs.map((x, i) => [x, ys[i]]));
   const privateAt = new Map(points.map(([x, y]) => [x, y]));
   cdfPlot = new uPlot(
@@ -288,6 +306,37 @@ function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
       axes: [{ label: asked.column }, { label: 'fraction of rows' }],
       // Static legend: series names, not "--" placeholders for hovered values.
       legend: { live: false },
+      // Private intervals as horizontal error bars at each quantile's level.
+      hooks: {
+        draw: [
+          (u: uPlot) => {
+            const intervals = result.intervals;
+            if (intervals === undefined) return;
+            const context = u.ctx;
+            context.save();
+            context.beginPath();
+            context.rect(u.bbox.left, u.bbox.top, u.bbox.width, u.bbox.height);
+            context.clip();
+            context.strokeStyle = '#c0392b';
+            context.lineWidth = 2 * devicePixelRatio;
+            asked.quantiles.forEach((q, i) => {
+              const y = u.valToPos(q, 'y', true);
+              const x0 = u.valToPos(intervals.low[i], 'x', true);
+              const x1 = u.valToPos(intervals.high[i], 'x', true);
+              const tick = 4 * devicePixelRatio;
+              context.beginPath();
+              context.moveTo(x0, y);
+              context.lineTo(x1, y);
+              context.moveTo(x0, y - tick);
+              context.lineTo(x0, y + tick);
+              context.moveTo(x1, y - tick);
+              context.lineTo(x1, y + tick);
+              context.stroke();
+            });
+            context.restore();
+          },
+        ],
+      },
     },
     [allX, allX.map((x) => yAt.get(x) ?? null), allX.map((x) => privateAt.get(x) ?? null)],
     $('cdf-chart'),

@@ -23,6 +23,8 @@ export interface ReleaseSettings {
   alpha?: number;
   /** Protect a person, named by this column, keeping at most k values each. */
   person?: { column: string; maxContributions: number };
+  /** Confidence intervals at this level (they spend a quarter of the budget). */
+  confidence?: number;
 }
 
 export type Request =
@@ -39,6 +41,8 @@ export interface ReleaseResult {
   neighbouring: string;
   /** Per-person releases: the k each person was bounded to. */
   maxContributions?: number;
+  /** Private intervals, one per quantile, and what they spent. */
+  intervals?: { low: number[]; high: number[]; confidence: number; privacy: Record<string, number | string> };
   milliseconds: number;
   /** The data owner's view (absent for streamed files): true quantiles. */
   truth?: { values: number[]; rankErrors: number[]; cdf: [number[], number[]] };

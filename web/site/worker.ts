@@ -184,6 +184,7 @@ function optionsOf(settings: ReleaseSettings, quantiles: number[] = settings.qua
     method,
     ...settings.budget,
     ...(settings.step === undefined || STEPLESS.has(method) ? {} : { step: settings.step }),
+    ...(settings.confidence === undefined ? {} : { confidence: settings.confidence }),
   } as QuantilesOptions;
 }
 
@@ -209,7 +210,14 @@ function valuesWithPeople(settings: ReleaseSettings): { values: Float64Array; us
 
 // Posts a release with what only the page's owner may see added.
 function postResult(
-  release: { values: Float64Array; method: string; privacy: object; neighbouring: string; maxContributions?: number },
+  release: {
+    values: Float64Array;
+    method: string;
+    privacy: object;
+    neighbouring: string;
+    maxContributions?: number;
+    intervals?: { low: Float64Array; high: Float64Array; confidence: number; privacy: object };
+  },
   extra: Pick<ReleaseResult, 'milliseconds' | 'truth' | 'streamed'>,
 ): void {
   post({
@@ -220,6 +228,16 @@ function postResult(
       privacy: release.privacy as ReleaseResult['privacy'],
       neighbouring: release.neighbouring,
       ...(release.maxContributions === undefined ? {} : { maxContributions: release.maxContributions }),
+      ...(release.intervals === undefined
+        ? {}
+        : {
+            intervals: {
+              low: Array.from(release.intervals.low),
+              high: Array.from(release.intervals.high),
+              confidence: release.intervals.confidence,
+              privacy: release.intervals.privacy as Record<string, number | string>,
+            },
+          }),
       ...extra,
       session: sessionState(),
     },
@@ -358,7 +376,7 @@ async function compare(settings: ReleaseSettings, trials: number, counts: number
       const quantiles = Array.from({ length: m }, (_, i) => (i + 1) / (m + 1));
       let error = 0;
       for (let t = 0; t < trials; t++) {
-        const result = dpq.release(data, optionsOf(settings, quantiles, method));
+        const result = dpq.release(data, optionsOf({ ...settings, confidence: undefined }, quantiles, method));
         const tie = tieOf(result.resolution, settings.lower, settings.upper);
         error += quantiles.reduce((sum, q, i) => sum + rankError(sorted, q, result.values[i], tie), 0) / m / trials;
       }

@@ -67,6 +67,16 @@ export interface BaseQuantilesOptions {
    * A non-negative safe integer.
    */
   seed?: number;
+  /**
+   * Also bracket each true sample quantile (docs/algorithms/intervals.md):
+   * with probability at least `confidence` (in (0, 1), e.g. 0.95) over the
+   * noise, the interval holds the data's own quantile. The intervals spend
+   * `intervalShare` of the budget (default 0.25); the values get the rest,
+   * and the release reports both.
+   */
+  confidence?: number;
+  /** The part of the budget the intervals spend, in (0, 1); default 0.25. */
+  intervalShare?: number;
 }
 
 /**
@@ -218,6 +228,15 @@ export function privacyOf(result: { privacyKind: string; epsilon: number; delta:
   return { kind: 'zcdp', rho: result.rho };
 }
 
+/** Confidence intervals of a release (see `confidence`). */
+export interface ConfidenceIntervals {
+  low: Float64Array;
+  high: Float64Array;
+  confidence: number;
+  /** What the intervals spent: part of the release's `privacy`. */
+  privacy: PrivacySpent;
+}
+
 /** A release with its privacy accounting. */
 export interface QuantilesRelease {
   /** One private value per requested quantile, in the order requested. */
@@ -234,6 +253,12 @@ export interface QuantilesRelease {
   neighbouring: 'add-remove' | 'replace-one' | 'add-remove-user';
   /** Per-person releases: the most values a person kept (k). */
   maxContributions?: number;
+  /**
+   * With `confidence`: `[low[i], high[i]]` holds the true sample quantile of
+   * `quantiles[i]` with probability at least `confidence`, and holds
+   * `values[i]`. `privacy` is the part of the release's budget they spent.
+   */
+  intervals?: ConfidenceIntervals;
   /** AQ: recursion levels the budget was split over (0 otherwise). */
   levels: number;
   /** Epsilon each exponential mechanism ran with (0 for the tree methods). */
@@ -337,7 +362,19 @@ export interface DpQuantiles {
   heapBytes(): number;
 }
 
-const COMMON_KEYS = new Set(['lower', 'upper', 'quantiles', 'epsilon', 'rho', 'method', 'seed', 'users', 'maxContributions']);
+const COMMON_KEYS = new Set([
+  'lower',
+  'upper',
+  'quantiles',
+  'epsilon',
+  'rho',
+  'method',
+  'seed',
+  'users',
+  'maxContributions',
+  'confidence',
+  'intervalShare',
+]);
 // Every method's own options (the core says which method takes which).
 const METHOD_KEYS = new Set(['step', 'delta', 'jitter', 'scale', 'branching', 'height', 'aggregation', 'cells', 'budget']);
 
@@ -451,6 +488,8 @@ function buildSpec(options: unknown): WasmReleaseSpec {
     extra[key] = value;
   }
   checkNumber('maxContributions', options.maxContributions, true);
+  checkNumber('confidence', options.confidence, true);
+  checkNumber('intervalShare', options.intervalShare, true);
   return {
     method,
     lower: options.lower as number,
@@ -460,6 +499,8 @@ function buildSpec(options: unknown): WasmReleaseSpec {
     seed: options.seed as number | undefined,
     options: extra,
     maxContributions: options.maxContributions as number | undefined,
+    confidence: options.confidence as number | undefined,
+    intervalShare: options.intervalShare as number | undefined,
   };
 }
 
@@ -519,9 +560,19 @@ function buildBoundsSpec(options: unknown): WasmBoundsSpec {
   return { epsilon: options.epsilon as number | undefined, rho: options.rho as number | undefined, seed: options.seed as number | undefined };
 }
 
-function toRelease(result: WasmReleaseResult, values: Float64Array): QuantilesRelease {
+function toRelease(
+  result: WasmReleaseResult,
+  values: Float64Array,
+  intervals?: { low: Float64Array; high: Float64Array; confidence: number },
+): QuantilesRelease {
   if (result.code !== 0) fail(result.codeName as DpQuantilesErrorCode, result.message);
   const privacy = privacyOf(result);
+  const intervalPrivacy: PrivacySpent =
+    privacy.kind === 'none'
+      ? privacy
+      : privacy.kind === 'zcdp'
+        ? { kind: 'zcdp', rho: result.intervalRho }
+        : { kind: 'pure', epsilon: result.intervalEpsilon };
   return {
     values,
     method: result.method as QuantileMethod,
@@ -531,6 +582,7 @@ function toRelease(result: WasmReleaseResult, values: Float64Array): QuantilesRe
     mechanismEpsilon: result.mechanismEpsilon,
     resolution: result.resolution,
     ...(result.maxContributions > 0 ? { maxContributions: result.maxContributions } : {}),
+    ...(result.hasIntervals && intervals !== undefined ? { intervals: { ...intervals, privacy: intervalPrivacy } } : {}),
   };
 }
 
@@ -601,10 +653,20 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     const quantiles = checkNumbers('quantiles', options.quantiles);
     checkSize(values);
     const users = personIndices((options as PerPersonOptions).users, values.length);
+    const m = quantiles.length;
+    const withIntervals = spec.confidence !== undefined;
     return withUsers(users, spec, () =>
-      withHeap([values, quantiles], quantiles.length, ([dataAt, quantilesAt], out) => {
-        const result = module.release(dataAt, values.length, quantilesAt, quantiles.length, out, spec);
-        return toRelease(result, module.HEAPF64.slice(out / 8, out / 8 + quantiles.length));
+      withHeap([values, quantiles], withIntervals ? 3 * m : m, ([dataAt, quantilesAt], out) => {
+        const result = module.release(dataAt, values.length, quantilesAt, m, out, spec);
+        const at = out / 8;
+        const intervals = withIntervals
+          ? {
+              low: module.HEAPF64.slice(at + m, at + 2 * m),
+              high: module.HEAPF64.slice(at + 2 * m, at + 3 * m),
+              confidence: spec.confidence as number,
+            }
+          : undefined;
+        return toRelease(result, module.HEAPF64.slice(at, at + m), intervals);
       }),
     );
   }

@@ -21,6 +21,7 @@ const USAGE = `usage: dp-quantiles [FILE] --column NAME|INDEX
                     [--budget epsilon=E|rho=R|epsilon=E,delta=D]
                     [--method M] [--step S] [--delimiter D] [--option NAME=VALUE ...]
                     [--user-column NAME|INDEX --max-contributions K]
+                    [--confidence C [--interval-share S]]
                     [--seed N]
                     [--no-header] [--show-true]
 
@@ -45,6 +46,10 @@ prints the private quantiles of one column as JSON.
                 appindexp, aggtree or tree-cdf
   --step        public output resolution: values are lower + k * step
                 (e.g. 1 for integer data, so an atom at 40 prints as 40)
+  --confidence  also print an interval for each quantile that holds the
+                data's own quantile with probability at least C (e.g. 0.95);
+                the intervals spend --interval-share of the budget
+                (default 0.25), the values the rest
   --user-column the column naming the person of each row: with it the
                 guarantee protects a person with all their rows, not one row
   --max-contributions
@@ -230,6 +235,8 @@ async function main(argv: string[]): Promise<void> {
       method: { type: 'string', default: 'aq' },
       step: { type: 'string' },
       'user-column': { type: 'string' },
+      confidence: { type: 'string' },
+      'interval-share': { type: 'string' },
       'max-contributions': { type: 'string' },
       delimiter: { type: 'string' },
       version: { type: 'boolean', default: false },
@@ -301,6 +308,8 @@ async function main(argv: string[]): Promise<void> {
     method: args.method as QuantileMethod,
     step: parseNumberOption('step', args.step),
     seed: parseNumberOption('seed', args.seed),
+    confidence: parseNumberOption('confidence', args.confidence),
+    intervalShare: parseNumberOption('interval-share', args['interval-share']),
     ...(column.users === undefined
       ? {}
       : { users: column.users, maxContributions: parseNumberOption('max-contributions', args['max-contributions']) }),
@@ -353,6 +362,13 @@ async function main(argv: string[]): Promise<void> {
       quantiles: quantiles.map((q, i) => ({ q, value: release.values[i] })),
     };
     if (sorted !== undefined) entry.quantiles = withTruth(sorted, quantiles, release, options);
+    const intervals = release.intervals;
+    if (intervals !== undefined) {
+      entry.intervals = { confidence: intervals.confidence, privacy: intervals.privacy };
+      (entry.quantiles as Record<string, unknown>[]).forEach((quantile, i) => {
+        quantile.interval = [intervals.low[i], intervals.high[i]];
+      });
+    }
     return entry;
   });
   const output: Record<string, unknown> = { column: column.name, bounds: [options.lower, options.upper] };

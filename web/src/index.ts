@@ -8,6 +8,7 @@ export type {
   BaseQuantilesOptions,
   BoundsOptions,
   BoundsRelease,
+  ConfidenceIntervals,
   Budget,
   DpQuantiles,
   HsJointExpOptions,

@@ -16,6 +16,10 @@ export interface WasmReleaseResult {
   resolution: number;
   /** add-remove-user releases: the k each person was bounded to; else 0. */
   maxContributions: number;
+  /** With confidence: out holds values, lows, highs (3 m doubles). */
+  hasIntervals: boolean;
+  intervalEpsilon: number;
+  intervalRho: number;
 }
 
 export interface WasmReleaseSpec {
@@ -31,6 +35,8 @@ export interface WasmReleaseSpec {
   /** Heap address of one uint32 person id per record (per-person releases). */
   users?: number;
   maxContributions?: number;
+  confidence?: number;
+  intervalShare?: number;
 }
 
 export interface WasmSanitizeSpec {

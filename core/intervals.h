@@ -1,0 +1,91 @@
+// Confidence intervals for released quantiles (docs/algorithms/intervals.md).
+//
+// For quantile q of n records, the true sample quantile is x_(k), the k-th
+// smallest record, k = floor(q n) + 1 (what truth.ts and the experiments
+// compare against). For each q two more single-quantile exponential
+// mechanisms (exponential_quantile.h, atom-aware form, sampled exactly) draw
+// a lower bracket aimed t ranks below the target and an upper bracket aimed
+// t ranks above it, on a public interval grid of G = steps + 1 points:
+//   low  <= x_(k)  with probability >= 1 - beta / 2,
+//   high >= x_(k)  with probability >= 1 - beta / 2,
+// beta = 1 - confidence, over the mechanism's randomness, for every dataset.
+// The interval reported is [min(low, value), max(high, value)], which holds
+// the released value too and covers at least as often.
+//
+// The offset. Records are mapped down (lower bracket) or up (upper bracket)
+// to grid points, so a point v of the lower problem stands for ranks
+// a_v = #{x < value(v)}, and of the upper one b_v = #{x <= value(v)}. The
+// lower bracket runs on the records plus P = ceil(t / (1 - q)) public
+// phantom records at the lower bound; its target q (n + P) is, in the
+// records' own ranks, q n - (1 - q) P <= q n - t, and the lower bound stands
+// for every rank from 0 to P + (records at it), so some point always has
+// distance 0 (weight 1). A point with a_v >= k, the only ones that would
+// miss, is at distance > t, so its weight is below 2^{-r t}, r the base-two
+// rate the sampler uses; there are at most G of them. So
+//   P(miss) <= G e^{-rate t} <= beta / 2  for  t = (ln G + ln(2 / beta)) /
+//   rate,
+// rate = r ln 2. The upper bracket is the mirror image: ceil(t / q) phantom
+// records at the upper bound. (Phantoms are public: adding a record to the
+// data adds one to the mechanism's input, so each bracket is epsilon-DP
+// exactly as the single-quantile mechanism is.) When a bracket would need
+// more than kMaxIntervalPhantoms phantoms, it is the bound itself: always
+// right, and no mechanism runs.
+//
+// Guarantee: the 2 m' brackets (m' distinct quantiles) split the interval
+// budget as m' pairs of exponential mechanisms (privacy.h,
+// ExponentialMechanismEpsilonPerPart), add/remove one record; the release
+// composes them with the values' share (release.cc).
+#ifndef DPQ_CORE_INTERVALS_H_
+#define DPQ_CORE_INTERVALS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/prepare.h"
+#include "core/random.h"
+#include "core/status.h"
+
+namespace dpq {
+
+// Most steps of the interval grid (coarser grid, smaller ln G). Public; not
+// privacy-relevant.
+constexpr int64_t kIntervalGridSteps = 4096;
+// Most phantom records one bracket may use. Public; not privacy-relevant.
+constexpr size_t kMaxIntervalPhantoms = size_t{1} << 20;
+// The default share of a release's budget the intervals spend.
+constexpr double kDefaultIntervalShare = 0.25;
+
+// confidence in (0, 1); share in (0, 1).
+Status ValidateConfidence(double confidence);
+Status ValidateIntervalShare(double share);
+
+// The interval grid: the release grid when it has at most
+// kIntervalGridSteps steps, else a decimal grid over the bounds with at most
+// that many.
+OutputGrid IntervalGrid(const OutputGrid& release_grid);
+
+// The rank offset t of the header for quantile q, with each bracket an
+// `epsilon`-DP mechanism on a grid of `steps` steps.
+double IntervalRankOffset(double epsilon, double q, int64_t steps,
+                          double confidence);
+
+// Phantom records a bracket at rank offset t uses, for share 1 - q (lower)
+// or q (upper): ceil(t / share) + 1, or 0 when over kMaxIntervalPhantoms
+// (the bracket is then the bound itself).
+size_t BracketPhantoms(double t, double share);
+
+// Brackets for each of the distinct ascending `quantiles`, as values of
+// `grid`, from the clamped, sorted `sorted` values (not modified).
+struct Brackets {
+  std::vector<double> low;
+  std::vector<double> high;
+};
+Brackets SampleBrackets(const double* sorted, size_t count,
+                        const OutputGrid& grid,
+                        const std::vector<double>& quantiles, double epsilon,
+                        double confidence, RandomSource& rng);
+
+}  // namespace dpq
+
+#endif  // DPQ_CORE_INTERVALS_H_

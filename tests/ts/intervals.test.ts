@@ -1,0 +1,71 @@
+// Confidence intervals on the real WASM module.
+import { beforeAll, describe, expect, it } from 'vitest';
+
+import { loadDpQuantiles, type DpQuantiles } from '../../dist/node.js';
+
+import { errorCode as code, lcgData } from './helpers.js';
+
+let dpq: DpQuantiles;
+beforeAll(async () => {
+  dpq = await loadDpQuantiles();
+});
+
+// The (floor(q n) + 1)-th smallest value: what the intervals are for.
+function truth(data: Float64Array, q: number): number {
+  const sorted = Float64Array.from(data).sort();
+  return sorted[Math.min(Math.floor(q * sorted.length), sorted.length - 1)];
+}
+
+describe('confidence intervals', () => {
+  it('bracket the true quantile and the released value, and report their share', () => {
+    const data = lcgData(2000, 3);
+    const quantiles = [0.1, 0.5, 0.9];
+    let covered = 0;
+    for (let t = 0; t < 50; t++) {
+      const release = dpq.release(data, { lower: 0, upper: 100, quantiles, epsilon: 2, confidence: 0.9, step: 0.1 });
+      const intervals = release.intervals!;
+      expect(intervals.confidence).toBe(0.9);
+      expect(intervals.privacy).toEqual({ kind: 'pure', epsilon: 0.5 });
+      expect(release.privacy).toEqual({ kind: 'pure', epsilon: 2 });
+      quantiles.forEach((q, i) => {
+        expect(intervals.low[i]).toBeLessThanOrEqual(release.values[i]);
+        expect(intervals.high[i]).toBeGreaterThanOrEqual(release.values[i]);
+        // Not vacuous: well inside [0, 100] at n = 2000.
+        expect(intervals.high[i] - intervals.low[i]).toBeLessThan(40);
+        const x = truth(data, q);
+        if (intervals.low[i] <= x && x <= intervals.high[i]) covered++;
+      });
+    }
+    expect(covered).toBeGreaterThanOrEqual(0.9 * 150);
+  });
+
+  it('work for every method, with rho, and per person', () => {
+    const data = lcgData(1000, 5);
+    for (const method of ['aq', 'jointexp', 'appindexp', 'aggtree', 'tree-cdf'] as const) {
+      const release = dpq.release(data, { lower: 0, upper: 100, quantiles: [0.5], rho: 1, method, confidence: 0.8, intervalShare: 0.5 } as never);
+      expect(release.intervals!.privacy).toEqual({ kind: 'zcdp', rho: 0.5 });
+      expect(release.intervals!.low[0]).toBeLessThanOrEqual(release.values[0]);
+    }
+    const users = Array.from({ length: 1000 }, (_, i) => i % 500);
+    const person = dpq.release(data, { lower: 0, upper: 100, quantiles: [0.5], epsilon: 2, users, maxContributions: 2, confidence: 0.9 });
+    expect(person.intervals!.high[0]).toBeGreaterThanOrEqual(person.values[0]);
+    // Without confidence there are none.
+    expect(dpq.release(data, { lower: 0, upper: 100, quantiles: [0.5], epsilon: 1 }).intervals).toBeUndefined();
+    // A seeded release's intervals protect nobody either.
+    expect(dpq.release(data, { lower: 0, upper: 100, quantiles: [0.5], epsilon: 1, confidence: 0.9, seed: 1 }).intervals!.privacy).toEqual({
+      kind: 'none',
+      reason: 'seeded',
+    });
+  });
+
+  it('reject bad options with a typed error', () => {
+    const data = lcgData(100, 1);
+    const base = { lower: 0, upper: 100, quantiles: [0.5], epsilon: 1 };
+    for (const confidence of [0, 1, -1, 2, Number.NaN]) {
+      expect(code(() => dpq.release(data, { ...base, confidence }))).toBe('INVALID_OPTION');
+    }
+    expect(code(() => dpq.release(data, { ...base, confidence: 0.9, intervalShare: 1 }))).toBe('INVALID_OPTION');
+    expect(code(() => dpq.release(data, { ...base, intervalShare: 0.5 }))).toBe('INVALID_OPTION');
+    expect(code(() => dpq.release(data, { ...base, confidence: '0.9' as never }))).toBe('INVALID_ARGUMENT');
+  });
+});

@@ -167,8 +167,11 @@ TEST(IntervalsTest, BadOptionsAreTypedErrors) {
 TEST(IntervalsTest, BracketsArePrivateExactly) {
   const int64_t steps = 1 << 20;
   double worst = 0;
-  for (const auto& [q, epsilon_each] :
+  for (const auto& setting :
        std::vector<std::pair<double, double>>{{0.5, 2}, {0.5, 8}, {0.2, 8}}) {
+    // Plain locals: lambdas cannot capture structured bindings in C++17.
+    const double q = setting.first;
+    const double epsilon_each = setting.second;
     const double t = IntervalRankOffset(epsilon_each, q, steps, 0.9);
     const size_t below = BracketPhantoms(t, 1 - q);
     const size_t above = BracketPhantoms(t, q);

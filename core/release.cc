@@ -52,8 +52,9 @@ struct Context {
   double* data;
   size_t count;
   const ReleaseRequest& request;
-  PrivacyBudget budget;  // per record: what the mechanism runs with
-  PrivacyBudget spend;   // the same with delta, when the request has one
+  // Per record: what the mechanism spends, (epsilon, delta) with `delta`
+  // (only appindexp takes it; for every other method this is the budget).
+  PrivacyBudget budget;
   const std::vector<double>& quantiles;
   RandomSource& rng;
   Options options;
@@ -131,9 +132,9 @@ Status RunAq(Context& c, ReleaseReport* report, std::vector<double>* values) {
 
 Status RunAppIndExp(Context& c, ReleaseReport* report,
                     std::vector<double>* values) {
-  // With `delta`, c.spend is already (epsilon, delta) (ReleaseQuantiles
+  // With `delta`, c.budget is already (epsilon, delta) (ReleaseQuantiles
   // derives it once, before the data is read).
-  if (c.spend.kind == PrivacyBudget::Kind::kApprox) {
+  if (c.budget.kind == PrivacyBudget::Kind::kApprox) {
     if (c.quantiles.size() > static_cast<size_t>(kMaxOptimalCompositionParts)) {
       return Status(StatusCode::kTooLarge,
                     "appindexp with delta takes at most " +
@@ -147,7 +148,7 @@ Status RunAppIndExp(Context& c, ReleaseReport* report,
   StatusOr<OutputGrid> grid = PrepareOnReleaseGrid(c, report);
   if (!grid.ok()) return grid.status();
   report->mechanism_epsilon = ExponentialMechanismEpsilonPerPart(
-      c.spend, static_cast<int>(c.quantiles.size()));
+      c.budget, static_cast<int>(c.quantiles.size()));
   PointsToValues(SampleAppIndExp(c.data, c.count, grid.value().steps(),
                                  c.quantiles, report->mechanism_epsilon, c.rng),
                  grid.value(), 0, values);
@@ -488,24 +489,20 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
   report.neighbouring = NeighbouringName(neighbouring);
   report.max_contributions = max_contributions;
   report.seeded = request.seed.has_value();
-  PrivacyBudget per_record = budget.value();
-  PrivacyBudget per_record_spend = spend;
+  PrivacyBudget per_record = spend;
   PrivacyBudget intervals_per_record;
   if (interval_grid.has_value()) {
     // The values get the rest of the budget, the intervals their share.
-    const BudgetSplit values_split = SplitBudget(per_record, interval_share);
-    const BudgetSplit spend_split = SplitBudget(spend, interval_share);
-    per_record = values_split.rest;
-    per_record_spend = spend_split.rest;
-    intervals_per_record = spend_split.share;
+    const BudgetSplit split = SplitBudget(spend, interval_share);
+    per_record = split.rest;
+    intervals_per_record = split.share;
     report.has_intervals = true;
-    report.interval_spent = spend_split.share;
+    report.interval_spent = split.share;
   }
   if (max_contributions > 0) {
     count =
         BoundContributions(data, request.users, count, max_contributions, *rng);
     per_record = PerRecordBudget(per_record, max_contributions);
-    per_record_spend = PerRecordBudget(per_record_spend, max_contributions);
     intervals_per_record =
         PerRecordBudget(intervals_per_record, max_contributions);
   }
@@ -519,14 +516,8 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
                               epsilon_each, *request.confidence, *rng);
     report.interval_epsilon = epsilon_each;
   }
-  Context context{data,
-                  count,
-                  request,
-                  per_record,
-                  per_record_spend,
-                  sorted.distinct,
-                  *rng,
-                  Options(request)};
+  Context context{data, count,           request, per_record, sorted.distinct,
+                  *rng, Options(request)};
   std::vector<double> values;
   status = method.value()->run(context, &report, &values);
   if (!status.ok()) return status;

@@ -152,62 +152,43 @@ double CheckPersonPrivacy(const std::vector<double>& quantiles, int64_t steps,
   double worst_ratio = 0;
   for (double epsilon : {0.1, 1.0, 4.0}) {
     const double per_level = PerLevelEpsilon(quantiles, steps, epsilon, k);
-    // Every multiset of k added records.
+    // Every multiset of exactly k added records.
     std::vector<std::vector<double>> additions;
-    std::vector<double> added;
-    std::function<void(size_t)> choose = [&](size_t from) {
-      if (added.size() == static_cast<size_t>(k)) {
-        additions.push_back(added);
-        return;
-      }
-      for (size_t i = from; i < cells.size(); ++i) {
-        added.push_back(cells[i]);
-        choose(i);
-        added.pop_back();
-      }
-    };
-    choose(0);
-    std::vector<double> x;
-    std::function<void(size_t)> each = [&](size_t from) {
-      for (const auto& person : additions) {
-        std::vector<double> neighbour = x;
-        neighbour.insert(neighbour.end(), person.begin(), person.end());
-        std::sort(neighbour.begin(), neighbour.end());
-        for (const auto& output : outputs) {
-          const double a = ApproximateQuantilesLogProbability(
-              x.data(), x.size(), steps, quantiles, per_level, output, 2);
-          const double b = ApproximateQuantilesLogProbability(
-              neighbour.data(), neighbour.size(), steps, quantiles, per_level,
-              output, 2);
-          EXPECT_EQ(std::isinf(a), std::isinf(b));
-          if (std::isinf(a) || std::isinf(b)) continue;
-          EXPECT_LE(std::fabs(a - b), epsilon + 1e-9);
-          worst_ratio = std::max(worst_ratio, std::fabs(a - b) / epsilon);
-        }
-      }
-      if (x.size() == max_size) return;
-      for (size_t i = from; i < cells.size(); ++i) {
-        x.push_back(cells[i]);
-        each(i);
-        x.pop_back();
-      }
-    };
-    each(0);
+    testing::ForEachMultiset(cells, static_cast<size_t>(k),
+                             [&](const std::vector<double>& added) {
+                               if (added.size() == static_cast<size_t>(k)) {
+                                 additions.push_back(added);
+                               }
+                             });
+    testing::ForEachMultiset(
+        cells, max_size, [&](const std::vector<double>& x) {
+          for (const auto& person : additions) {
+            std::vector<double> neighbour = x;
+            neighbour.insert(neighbour.end(), person.begin(), person.end());
+            std::sort(neighbour.begin(), neighbour.end());
+            for (const auto& output : outputs) {
+              const double a = ApproximateQuantilesLogProbability(
+                  x.data(), x.size(), steps, quantiles, per_level, output, 2);
+              const double b = ApproximateQuantilesLogProbability(
+                  neighbour.data(), neighbour.size(), steps, quantiles,
+                  per_level, output, 2);
+              EXPECT_EQ(std::isinf(a), std::isinf(b));
+              if (std::isinf(a) || std::isinf(b)) continue;
+              EXPECT_LE(std::fabs(a - b), epsilon + 1e-9);
+              worst_ratio = std::max(worst_ratio, std::fabs(a - b) / epsilon);
+            }
+          }
+        });
   }
   return worst_ratio;
 }
 
-// The points next to every record point and the ends: one per piece.
+// One output of every piece, as one-quantile outputs.
 std::vector<std::vector<int64_t>> Pieces(const std::vector<double>& cells,
                                          int64_t steps) {
-  std::vector<std::vector<int64_t>> points = {{0}, {steps}};
-  for (double c : cells) {
-    for (int64_t d : {-1, 0, 1}) {
-      const int64_t j = static_cast<int64_t>(c) + d;
-      if (j >= 0 && j <= steps) points.push_back({j});
-    }
-  }
-  return points;
+  std::vector<std::vector<int64_t>> outputs;
+  for (int64_t j : testing::PiecePoints(cells, steps)) outputs.push_back({j});
+  return outputs;
 }
 
 TEST(ContributionsTest, AqProtectsAPersonWithKRecordsExactly) {

@@ -23,22 +23,6 @@ double LogSumExp(const std::vector<double>& logs) {
   return top + std::log(sum);
 }
 
-// Every multiset of up to `max_size` values drawn from `values`.
-void ForEachMultiset(const std::vector<double>& values, size_t max_size,
-                     const std::function<void(const std::vector<double>&)>& f) {
-  std::vector<double> current;
-  std::function<void(size_t)> extend = [&](size_t from) {
-    f(current);
-    if (current.size() == max_size) return;
-    for (size_t i = from; i < values.size(); ++i) {
-      current.push_back(values[i]);
-      extend(i);
-      current.pop_back();
-    }
-  };
-  extend(0);
-}
-
 QuantileProblem Problem(const std::vector<double>& cells, int64_t steps,
                         double q) {
   return QuantileProblem{cells.data(), cells.size(), 0, steps, q};
@@ -91,31 +75,27 @@ void CheckAtomAwarePrivacy(const std::vector<double>& cell_values,
   ASSERT_TRUE(std::is_sorted(cell_values.begin(), cell_values.end()));
   // Probabilities are constant between record points, so these points cover
   // every piece of the output range.
-  std::vector<int64_t> points = {0, steps};
-  for (double c : cell_values) {
-    for (int64_t d : {-1, 0, 1}) {
-      const int64_t j = static_cast<int64_t>(c) + d;
-      if (j >= 0 && j <= steps) points.push_back(j);
-    }
-  }
+  const std::vector<int64_t> points = testing::PiecePoints(cell_values, steps);
   double worst_ratio = 0;
   for (double epsilon : {0.1, 1.0, 4.0}) {
     for (double q : {0.05, 0.25, 0.5, 0.75, 0.95}) {
-      ForEachMultiset(cell_values, max_size, [&](const std::vector<double>& x) {
-        for (double added : cell_values) {
-          std::vector<double> neighbour = x;
-          neighbour.push_back(added);
-          std::sort(neighbour.begin(), neighbour.end());
-          for (int64_t j : points) {
-            const double ratio = std::fabs(
-                PointLogProbability(Problem(x, steps, q), epsilon, j) -
-                PointLogProbability(Problem(neighbour, steps, q), epsilon, j));
-            ASSERT_LE(ratio, epsilon + 1e-12)
-                << "point " << j << " q " << q << " eps " << epsilon;
-            worst_ratio = std::max(worst_ratio, ratio / epsilon);
-          }
-        }
-      });
+      testing::ForEachMultiset(
+          cell_values, max_size, [&](const std::vector<double>& x) {
+            for (double added : cell_values) {
+              std::vector<double> neighbour = x;
+              neighbour.push_back(added);
+              std::sort(neighbour.begin(), neighbour.end());
+              for (int64_t j : points) {
+                const double ratio = std::fabs(
+                    PointLogProbability(Problem(x, steps, q), epsilon, j) -
+                    PointLogProbability(Problem(neighbour, steps, q), epsilon,
+                                        j));
+                ASSERT_LE(ratio, epsilon + 1e-12)
+                    << "point " << j << " q " << q << " eps " << epsilon;
+                worst_ratio = std::max(worst_ratio, ratio / epsilon);
+              }
+            }
+          });
     }
   }
   // Tight: a sensitivity even 10% looser than max(q, 1 - q) would fail here.
@@ -141,23 +121,24 @@ TEST(ExponentialQuantileTest, SplitFormPrivacyRatioBoundedOverSubPoints) {
   double worst_ratio = 0;
   for (double epsilon : {0.5, 2.0}) {
     for (double q : {0.25, 0.5, 0.8}) {
-      ForEachMultiset(cell_values, 3, [&](const std::vector<double>& x) {
-        const auto small =
-            SplitProbabilities(Problem(x, steps, q), epsilon, 2, true);
-        for (double added : cell_values) {
-          std::vector<double> neighbour = x;
-          neighbour.push_back(added);
-          std::sort(neighbour.begin(), neighbour.end());
-          const auto large = SplitProbabilities(Problem(neighbour, steps, q),
-                                                epsilon, 2, true);
-          ASSERT_EQ(small.size(), large.size());
-          for (const auto& [output, p] : small) {
-            const double ratio = std::fabs(std::log(p / large.at(output)));
-            ASSERT_LE(ratio, epsilon + 1e-12) << "q " << q;
-            worst_ratio = std::max(worst_ratio, ratio / epsilon);
-          }
-        }
-      });
+      testing::ForEachMultiset(
+          cell_values, 3, [&](const std::vector<double>& x) {
+            const auto small =
+                SplitProbabilities(Problem(x, steps, q), epsilon, 2, true);
+            for (double added : cell_values) {
+              std::vector<double> neighbour = x;
+              neighbour.push_back(added);
+              std::sort(neighbour.begin(), neighbour.end());
+              const auto large = SplitProbabilities(
+                  Problem(neighbour, steps, q), epsilon, 2, true);
+              ASSERT_EQ(small.size(), large.size());
+              for (const auto& [output, p] : small) {
+                const double ratio = std::fabs(std::log(p / large.at(output)));
+                ASSERT_LE(ratio, epsilon + 1e-12) << "q " << q;
+                worst_ratio = std::max(worst_ratio, ratio / epsilon);
+              }
+            }
+          });
     }
   }
   EXPECT_GT(worst_ratio, 0.9);

@@ -72,6 +72,39 @@ inline std::vector<std::vector<int64_t>> AllNonDecreasingTuples(int64_t steps,
   return tuples;
 }
 
+// Calls f on every multiset of up to `max_size` values drawn from `values`
+// (the empty one first): the small datasets of the exact privacy tests.
+inline void ForEachMultiset(
+    const std::vector<double>& values, size_t max_size,
+    const std::function<void(const std::vector<double>&)>& f) {
+  std::vector<double> current;
+  std::function<void(size_t)> extend = [&](size_t from) {
+    f(current);
+    if (current.size() == max_size) return;
+    for (size_t i = from; i < values.size(); ++i) {
+      current.push_back(values[i]);
+      extend(i);
+      current.pop_back();
+    }
+  };
+  extend(0);
+}
+
+// One grid point of every piece on which a single-quantile mechanism's
+// output probability is constant, for records at `cells`: the ends and the
+// points next to every record point.
+inline std::vector<int64_t> PiecePoints(const std::vector<double>& cells,
+                                        int64_t steps) {
+  std::vector<int64_t> points = {0, steps};
+  for (double c : cells) {
+    for (int64_t d : {-1, 0, 1}) {
+      const int64_t j = static_cast<int64_t>(c) + d;
+      if (j >= 0 && j <= steps) points.push_back(j);
+    }
+  }
+  return points;
+}
+
 }  // namespace dpq::testing
 
 #endif  // DPQ_TESTS_CPP_TEST_UTIL_H_

@@ -59,7 +59,7 @@ console.log(JSON.stringify(Array.from(v)));`,
   // published types under each module resolution users have.
   writeFileSync(
     join(app, 'quickstart.ts'),
-    `import { loadDpQuantiles, DpQuantilesError, type QuantilesRelease, type SessionBudget } from 'dp-quantiles';
+    `import { loadDpQuantiles, DpQuantilesError, type ConfidenceIntervals, type PerPersonOptions, type QuantilesRelease, type SessionBudget } from 'dp-quantiles';
 const data = [3, 1, 4, 1, 5, 9, 2, 6];
 const dpq = await loadDpQuantiles();
 const values: Float64Array = dpq.quantiles(data, { lower: 0, upper: 10, quantiles: [0.25, 0.5, 0.75], epsilon: 1 });
@@ -81,6 +81,14 @@ try {
   if (error instanceof DpQuantilesError) console.log(error.code);
 }
 console.log(values.length, release.resolution);
+// Error bars and per-person protection, as the README shows them.
+const withBars = dpq.release(data, {
+  lower: 0, upper: 10, quantiles: [0.5], epsilon: 1, confidence: 0.9,
+  users: data.map((_, i) => \`p\${i % 3}\`), maxContributions: 2,
+});
+const bars: ConfidenceIntervals | undefined = withBars.intervals;
+const person: PerPersonOptions = { users: ['a', 'b'], maxContributions: 1 };
+console.log(bars?.low[0], bars?.privacy.kind, withBars.neighbouring, withBars.maxContributions, person);
 `,
   );
   const tsc = join(root, 'node_modules/typescript/bin/tsc');
@@ -95,7 +103,7 @@ console.log(values.length, release.resolution);
     // Top-level await needs an ES module; under node10/commonjs wrap it.
     if (resolution === 'node10') {
       writeFileSync(join(app, 'quickstart-cjs.ts'), `async function main(): Promise<void> {\n${
-        readFileSync(join(app, 'quickstart.ts'), 'utf8').split('\n').slice(1).join('\n')}\n}\nvoid main();\nimport { loadDpQuantiles, DpQuantilesError, type QuantilesRelease, type SessionBudget } from 'dp-quantiles';\n`);
+        readFileSync(join(app, 'quickstart.ts'), 'utf8').split('\n').slice(1).join('\n')}\n}\nvoid main();\nimport { loadDpQuantiles, DpQuantilesError, type ConfidenceIntervals, type PerPersonOptions, type QuantilesRelease, type SessionBudget } from 'dp-quantiles';\n`);
       config.files = ['quickstart-cjs.ts'];
     }
     writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(config));

@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "core/discrete_noise.h"
 #include "core/exact_exponential.h"
 #include "core/exponential_quantile.h"
 
@@ -16,6 +17,34 @@ constexpr size_t kNoPhantoms = std::numeric_limits<size_t>::max();
 size_t Phantoms(double t, double share) {
   const size_t count = BracketPhantoms(t, share);
   return count == 0 ? kNoPhantoms : count;
+}
+
+// KL(a || q) between Bernoulli(a) and Bernoulli(q), a in [0, 1].
+double BernoulliKl(double a, double q) {
+  double kl = 0;
+  if (a > 0) kl += a * std::log(a / q);
+  if (a < 1) kl += (1 - a) * std::log((1 - a) / (1 - q));
+  return kl;
+}
+
+// The smallest s in [0, room] with n KL(q + sign s / n || q) >= level, or
+// room when none: bisection, returning the end where the bound holds (with
+// a relative margin for the logs' rounding), plus one rank.
+double ChernoffOffset(double q, double n, double beta_half, double sign,
+                      double room) {
+  const double level = -std::log(beta_half) * (1 + 1e-9);
+  auto holds = [&](double s) {
+    const double a = std::min(std::max(q + sign * s / n, 0.0), 1.0);
+    return n * BernoulliKl(a, q) >= level;
+  };
+  if (!holds(room)) return room;
+  double low = 0;
+  double high = room;
+  for (int i = 0; i < 200 && high - low > 1e-9 * (1 + high); ++i) {
+    const double mid = (low + high) / 2;
+    (holds(mid) ? high : low) = mid;
+  }
+  return std::min(high + 1, room);
 }
 
 }  // namespace
@@ -48,6 +77,45 @@ Status ValidateIntervalShare(double share) {
   return Status::Ok();
 }
 
+StatusOr<bool> ParseIntervalKind(const std::string& kind) {
+  if (kind == "sample") return false;
+  if (kind == "population") return true;
+  return Status(StatusCode::kInvalidOption,
+                "interval must be 'sample' (the quantile of these records) or "
+                "'population' (of the distribution they are drawn from), got "
+                "'" +
+                    kind + "'");
+}
+
+double SamplingOffsetBelow(double q, double n, double beta_half) {
+  if (!(n > 0)) return 0;
+  // Below q n - q n = 0 no rank is possible: s = q n always suffices.
+  return ChernoffOffset(q, n, beta_half, -1, q * n);
+}
+
+double SamplingOffsetAbove(double q, double n, double beta_half) {
+  if (!(n > 0)) return 0;
+  return ChernoffOffset(q, n, beta_half, 1, (1 - q) * n);
+}
+
+StatusOr<double> NoisyCountUpperBound(size_t count, const PrivacyBudget& share,
+                                      double beta, RandomSource& rng) {
+  StatusOr<CountNoise> noise = CountNoiseFor(share);
+  if (!noise.ok()) return noise.status();
+  const double noisy = static_cast<double>(count) +
+                       static_cast<double>(noise.value().Sample(rng));
+  // Tail bounds: P(Z <= -c) <= e^{-c / b} for the discrete Laplace of scale
+  // b, and <= e^{-c^2 / (2 sigma^2)} for the discrete Gaussian (CKS 2020:
+  // it is sigma-subgaussian). Taken 1e-9 wider and one more, against
+  // rounding.
+  const double log_inverse = -std::log(beta) * (1 + 1e-9);
+  const double parameter = noise.value().parameter.Value() * (1 + 1e-12);
+  const double tail = noise.value().kind == CountNoise::Kind::kLaplace
+                          ? parameter * log_inverse
+                          : std::sqrt(2 * parameter * log_inverse);
+  return noisy + std::ceil(tail) + 1;
+}
+
 OutputGrid IntervalGrid(const OutputGrid& release_grid) {
   if (release_grid.steps() <= kIntervalGridSteps) return release_grid;
   return OutputGrid::Default(release_grid.lower(), release_grid.upper(),
@@ -70,7 +138,9 @@ double IntervalRankOffset(double epsilon, double q, int64_t steps,
 Brackets SampleBrackets(const double* sorted, size_t count,
                         const OutputGrid& grid,
                         const std::vector<double>& quantiles, double epsilon,
-                        double confidence, RandomSource& rng) {
+                        double confidence, RandomSource& rng,
+                        const std::vector<double>& extra_below,
+                        const std::vector<double>& extra_above) {
   const int64_t steps = grid.steps();
   const size_t m = quantiles.size();
   std::vector<size_t> below(m);
@@ -80,8 +150,8 @@ Brackets SampleBrackets(const double* sorted, size_t count,
   for (size_t j = 0; j < m; ++j) {
     const double q = quantiles[j];
     const double t = IntervalRankOffset(epsilon, q, steps, confidence);
-    below[j] = Phantoms(t, 1 - q);
-    above[j] = Phantoms(t, q);
+    below[j] = Phantoms(t + (extra_below.empty() ? 0 : extra_below[j]), 1 - q);
+    above[j] = Phantoms(t + (extra_above.empty() ? 0 : extra_above[j]), q);
     if (below[j] != kNoPhantoms) most_below = std::max(most_below, below[j]);
     if (above[j] != kNoPhantoms) most_above = std::max(most_above, above[j]);
   }

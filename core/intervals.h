@@ -31,6 +31,26 @@
 // more than kMaxIntervalPhantoms phantoms, it is the bound itself: always
 // right, and no mechanism runs.
 //
+// Population intervals ("population"). If the n records are i.i.d. draws
+// from a distribution F (after clamping) with q-quantile xi = inf{x : F(x)
+// >= q}, then #{x <= xi} is at least Binomial(n, q) and #{x < xi} at most it
+// (stochastically), and by Chernoff's bound (KL form)
+//   P(#{x <= xi} < q n - s_lo(n)) <= beta_s / 2,
+//   P(#{x < xi} >= q n + s_hi(n)) <= beta_s / 2,
+// where s_lo(n) solves n KL(q - s/n || q) = ln(2 / beta_s) (s_lo = q n when
+// even n KL(0 || q) is smaller), s_hi likewise with q + s/n. Both grow with
+// n: n KL(q - s/n || q) = s (KL(q - y || q) / y) at y = s / n, and KL / y
+// increases with y (KL convex in y, 0 at 0). n is private, so a noisy count
+// (discrete Laplace or Gaussian, kPopulationCountShare of the intervals'
+// budget) gives N >= n with probability >= 1 - beta_n (its tail bound), and
+// the brackets aim t + s_lo(N) and t + s_hi(N) ranks off: the phantom
+// argument above with x_(k) replaced by xi (a point above xi has a_v >=
+// #{x <= xi}; one below has b_v <= #{x < xi}). With beta_m for the
+// mechanisms, failure <= beta_n + beta_s + beta_m = beta; the split is
+// kPopulationBetaShares. The sampling offsets are about 1.4 times what a
+// normal approximation gives: the price of a bound that holds for every n.
+// The count composes with the brackets (basic composition, or zCDP's sum).
+//
 // Guarantee: the 2 m' brackets (m' distinct quantiles) split the interval
 // budget as m' pairs of exponential mechanisms (privacy.h,
 // ExponentialMechanismEpsilonPerPart), add/remove one record; the release
@@ -40,9 +60,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/prepare.h"
+#include "core/privacy.h"
 #include "core/random.h"
 #include "core/status.h"
 
@@ -56,9 +78,32 @@ constexpr size_t kMaxIntervalPhantoms = size_t{1} << 20;
 // The default share of a release's budget the intervals spend.
 constexpr double kDefaultIntervalShare = 0.25;
 
-// confidence in (0, 1); share in (0, 1).
+// Population intervals: the share of the intervals' budget the noisy count
+// spends, and how beta = 1 - confidence is split between the count (beta_n),
+// sampling (beta_s) and the mechanisms (beta_m). Public; not
+// privacy-relevant (coverage-relevant: they must sum to at most 1).
+constexpr double kPopulationCountShare = 0.05;
+constexpr double kPopulationCountBeta = 0.1;
+constexpr double kPopulationSamplingBeta = 0.5;
+constexpr double kPopulationMechanismBeta = 0.4;
+
+// confidence in (0, 1); share in (0, 1); interval "sample" or "population".
 Status ValidateConfidence(double confidence);
 Status ValidateIntervalShare(double share);
+// True for "population", false for "sample"; INVALID_OPTION otherwise.
+StatusOr<bool> ParseIntervalKind(const std::string& kind);
+
+// Chernoff offsets of the header for quantile q and n (> 0) records, each
+// side failing with probability at most beta_half; rounded up (never
+// smaller than the exact solution).
+double SamplingOffsetBelow(double q, double n, double beta_half);
+double SamplingOffsetAbove(double q, double n, double beta_half);
+
+// N: the count plus noise for `share` (pure or zCDP, sensitivity 1) plus
+// the noise's tail bound at beta, so N >= count with probability >= 1 -
+// beta. Private with `share`.
+StatusOr<double> NoisyCountUpperBound(size_t count, const PrivacyBudget& share,
+                                      double beta, RandomSource& rng);
 
 // The interval grid: the release grid when it has at most
 // kIntervalGridSteps steps, else a decimal grid over the bounds with at most
@@ -76,7 +121,10 @@ double IntervalRankOffset(double epsilon, double q, int64_t steps,
 size_t BracketPhantoms(double t, double share);
 
 // Brackets for each of the distinct ascending `quantiles`, as values of
-// `grid`, from the clamped, sorted `sorted` values (not modified).
+// `grid`, from the clamped, sorted `sorted` values (not modified). With
+// `confidence` the mechanisms' share (1 - beta_m). `extra_below` and
+// `extra_above` (one per quantile, or empty for none) widen the offsets
+// by that many ranks (population intervals' sampling offsets).
 struct Brackets {
   std::vector<double> low;
   std::vector<double> high;
@@ -84,7 +132,9 @@ struct Brackets {
 Brackets SampleBrackets(const double* sorted, size_t count,
                         const OutputGrid& grid,
                         const std::vector<double>& quantiles, double epsilon,
-                        double confidence, RandomSource& rng);
+                        double confidence, RandomSource& rng,
+                        const std::vector<double>& extra_below = {},
+                        const std::vector<double>& extra_above = {});
 
 }  // namespace dpq
 

@@ -455,9 +455,22 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
   // Intervals: their grid and share, from public parameters only.
   std::optional<OutputGrid> interval_grid;
   double interval_share = kDefaultIntervalShare;
-  if (request.interval_share.has_value() && !request.confidence.has_value()) {
+  bool population = false;
+  if ((request.interval_share.has_value() || request.interval.has_value()) &&
+      !request.confidence.has_value()) {
     return Status(StatusCode::kInvalidOption,
-                  "intervalShare applies only with confidence");
+                  "intervalShare and interval apply only with confidence");
+  }
+  if (request.interval.has_value()) {
+    StatusOr<bool> kind = ParseIntervalKind(*request.interval);
+    if (!kind.ok()) return kind.status();
+    population = kind.value();
+  }
+  if (population && max_contributions > 1) {
+    return Status(StatusCode::kInvalidOption,
+                  "population intervals assume independent records; with "
+                  "several records per person (maxContributions > 1) they "
+                  "are not. Use interval 'sample', or maxContributions 1");
   }
   if (request.confidence.has_value()) {
     status = ValidateConfidence(*request.confidence);
@@ -510,10 +523,33 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
   if (interval_grid.has_value()) {
     // On the clamped, sorted records, before the method prepares them.
     std::sort(data, data + count);
+    double mechanism_confidence = *request.confidence;
+    std::vector<double> below;
+    std::vector<double> above;
+    if (population) {
+      // A noisy count bounds n from above; then the sampling offsets.
+      const double beta = 1 - *request.confidence;
+      const BudgetSplit split =
+          SplitBudget(intervals_per_record, kPopulationCountShare);
+      intervals_per_record = split.rest;
+      StatusOr<double> bound = NoisyCountUpperBound(
+          count, split.share, kPopulationCountBeta * beta, *rng);
+      if (!bound.ok()) return bound.status();
+      mechanism_confidence = 1 - kPopulationMechanismBeta * beta;
+      const double beta_half = kPopulationSamplingBeta * beta / 2;
+      for (double q : sorted.distinct) {
+        below.push_back(SamplingOffsetBelow(q, bound.value(), beta_half));
+        above.push_back(SamplingOffsetAbove(q, bound.value(), beta_half));
+      }
+      report.interval_population = true;
+      report.interval_count_spent = split.share;
+      report.interval_count_bound = bound.value();
+    }
     const double epsilon_each = ExponentialMechanismEpsilonPerPart(
         intervals_per_record, static_cast<int>(2 * sorted.distinct.size()));
-    brackets = SampleBrackets(data, count, *interval_grid, sorted.distinct,
-                              epsilon_each, *request.confidence, *rng);
+    brackets =
+        SampleBrackets(data, count, *interval_grid, sorted.distinct,
+                       epsilon_each, mechanism_confidence, *rng, below, above);
     report.interval_epsilon = epsilon_each;
   }
   Context context{data, count,           request, per_record, sorted.distinct,

@@ -40,6 +40,11 @@ struct ReleaseRequest {
   // `interval_share` of the budget on it (default kDefaultIntervalShare).
   std::optional<double> confidence;
   std::optional<double> interval_share;
+  // "sample" (default): for the true quantile of these records; "population":
+  // for the quantile of the distribution the records are an i.i.d. sample of
+  // (intervals.h), also spending part of the intervals' share on a noisy
+  // count.
+  std::optional<std::string> interval;
 };
 
 // What a successful release spent, for the caller's privacy accounting.
@@ -56,15 +61,20 @@ struct ReleaseReport {
   // requested, each holding its released value, and the part of `spent` the
   // intervals used (the values used the rest).
   bool has_intervals = false;
+  bool interval_population = false;  // "population" intervals
   std::vector<double> interval_low;
   std::vector<double> interval_high;
   PrivacyBudget interval_spent;
-  double interval_epsilon = 0;   // each bracket mechanism's epsilon
-  int levels = 0;                // AQ: recursion levels
-  double mechanism_epsilon = 0;  // epsilon of each exponential mechanism run
+  double interval_epsilon = 0;  // each bracket mechanism's epsilon
+  // Population intervals: the noisy count's budget (inside interval_spent)
+  // and the private upper bound on the record count it gave (ε-DP output).
+  PrivacyBudget interval_count_spent;
+  double interval_count_bound = 0;
+  int levels = 0;  // AQ: recursion levels
   // True when a seed was given: the noise is reproducible by anyone who
   // knows the seed, so the release is NOT private, whatever `spent` says.
   bool seeded = false;
+  double mechanism_epsilon = 0;  // epsilon of each exponential mechanism run
   // The spacing of the grid the values lie on (0 for the tree methods, whose
   // values are interpolated). Public: it depends on the bounds and step only.
   double resolution = 0;

@@ -71,6 +71,7 @@ struct WasmReleaseResult {
   bool hasIntervals = false;
   double intervalEpsilon = 0;
   double intervalRho = 0;
+  bool intervalPopulation = false;  // population intervals (intervals.h)
 };
 
 WasmReleaseResult ToResult(const dpq::StatusOr<dpq::ReleaseReport>& report) {
@@ -105,6 +106,7 @@ WasmReleaseResult ToResult(const dpq::StatusOr<dpq::ReleaseReport>& report) {
   result.hasIntervals = r.has_intervals;
   result.intervalEpsilon = r.interval_spent.epsilon;
   result.intervalRho = r.interval_spent.rho;
+  result.intervalPopulation = r.interval_population;
   return result;
 }
 
@@ -253,6 +255,8 @@ WasmReleaseResult Release(uintptr_t data_address, uint32_t count,
   ReadContributions(spec, &request, &need, count);
   request.confidence = OptionalNumber(spec, "confidence");
   request.interval_share = OptionalNumber(spec, "intervalShare");
+  const val interval = spec["interval"];
+  if (interval.isString()) request.interval = interval.as<std::string>();
   if (request.confidence.has_value()) {
     // Two copies of the records and the phantoms (intervals.h).
     need += 16.0 * n + 16.0 * static_cast<double>(dpq::kMaxIntervalPhantoms);
@@ -437,7 +441,8 @@ EMSCRIPTEN_BINDINGS(dp_quantiles) {
       .field("maxContributions", &WasmReleaseResult::maxContributions)
       .field("hasIntervals", &WasmReleaseResult::hasIntervals)
       .field("intervalEpsilon", &WasmReleaseResult::intervalEpsilon)
-      .field("intervalRho", &WasmReleaseResult::intervalRho);
+      .field("intervalRho", &WasmReleaseResult::intervalRho)
+      .field("intervalPopulation", &WasmReleaseResult::intervalPopulation);
   emscripten::function("release", &Release);
   emscripten::function("sanitize", &Sanitize);
   emscripten::function("sanitizeSize", &SanitizeSize);

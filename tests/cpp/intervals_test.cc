@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/discrete_noise.h"
 #include "core/exponential_quantile.h"
 #include "core/release.h"
 #include "tests/cpp/test_util.h"
@@ -103,6 +104,133 @@ TEST(IntervalsTest, CoverTheTrueQuantileAtLeastAtTheNominalRate) {
   }
 }
 
+// The population q-quantile of Dataset(d)'s distribution, clamped to
+// [0, 100]: inf{x : F(x) >= q}.
+double PopulationQuantile(int d, double q) {
+  switch ((d / 3) % 4) {
+    case 0:
+      return 20 + 40 * q;
+    case 1:  // F = x / 200 below 40, jumps from 0.2 to 0.7 at 40
+      return q <= 0.2 ? 200 * q : q <= 0.7 ? 40 : 40 + 200 * (q - 0.7);
+    case 2:  // F = 1 - 5 / x from 5
+      return std::min(5 / (1 - q), 100.0);
+    default:  // F(k) = (k + 1) / 6 on 0..5
+      return std::ceil(6 * q - 1e-12) - 1;
+  }
+}
+
+TEST(IntervalsTest, PopulationIntervalsCoverThePopulationQuantile) {
+  // 1,200 simulated datasets drawn afresh, at 90%: the interval must hold
+  // the distribution's quantile, not only the sample's.
+  SeededRandom data_rng(23);
+  const std::vector<double> quantiles = {0.1, 0.5, 0.9};
+  const double confidence = 0.9;
+  const int datasets = 1200;
+  std::vector<int> covered(quantiles.size(), 0);
+  std::vector<int> covered_sample(quantiles.size(), 0);
+  std::vector<double> widths;
+  std::vector<double> sample_widths;
+  for (int d = 0; d < datasets; ++d) {
+    const std::vector<double> values = Dataset(d, data_rng);
+    ReleaseRequest request;
+    request.lower = 0;
+    request.upper = 100;
+    request.quantiles = quantiles;
+    request.epsilon = d % 2 == 0 ? 1.0 : 4.0;
+    request.confidence = confidence;
+    request.interval = "population";
+    request.seed = 5000 + d;
+    if (d % 5 == 0) request.options = {{"step", 1.0}};
+    std::vector<double> copy = values;
+    std::vector<double> out(quantiles.size());
+    const StatusOr<ReleaseReport> report =
+        ReleaseQuantiles(copy.data(), copy.size(), request, out.data());
+    ASSERT_TRUE(report.ok()) << report.status().message();
+    ASSERT_TRUE(report.value().interval_population);
+    // The count's share of the intervals' quarter of the budget.
+    EXPECT_NEAR(report.value().interval_count_spent.epsilon,
+                request.epsilon.value() * 0.25 * kPopulationCountShare, 1e-12);
+    // The same data, sample intervals: population ones are wider.
+    request.interval = "sample";
+    copy = values;
+    std::vector<double> sample_out(quantiles.size());
+    const StatusOr<ReleaseReport> sample =
+        ReleaseQuantiles(copy.data(), copy.size(), request, sample_out.data());
+    ASSERT_TRUE(sample.ok());
+    std::vector<double> clamped = values;
+    for (double& x : clamped) x = std::min(std::max(x, 0.0), 100.0);
+    for (size_t j = 0; j < quantiles.size(); ++j) {
+      const double low = report.value().interval_low[j];
+      const double high = report.value().interval_high[j];
+      ASSERT_LE(low, out[j]);
+      ASSERT_GE(high, out[j]);
+      const double truth = PopulationQuantile(d, quantiles[j]);
+      if (low <= truth && truth <= high) ++covered[j];
+      // Sample intervals are not made for this; counted for the record.
+      if (sample.value().interval_low[j] <= truth &&
+          truth <= sample.value().interval_high[j]) {
+        ++covered_sample[j];
+      }
+      if (values.size() == 1000 && request.epsilon == 4.0) {
+        widths.push_back(high - low);
+        sample_widths.push_back(sample.value().interval_high[j] -
+                                sample.value().interval_low[j]);
+      }
+    }
+  }
+  for (size_t j = 0; j < quantiles.size(); ++j) {
+    EXPECT_GE(covered[j], confidence * datasets) << "q " << quantiles[j];
+  }
+  std::sort(widths.begin(), widths.end());
+  std::sort(sample_widths.begin(), sample_widths.end());
+  std::printf(
+      "population, confidence 0.90: coverage %d %d %d of %d (sample "
+      "intervals: %d %d %d); median width %.2f of 100 at n = 1000, "
+      "epsilon = 4 (sample: %.2f)\n",
+      covered[0], covered[1], covered[2], datasets, covered_sample[0],
+      covered_sample[1], covered_sample[2], widths[widths.size() / 2],
+      sample_widths[sample_widths.size() / 2]);
+  EXPECT_LT(widths[widths.size() / 2], 30);
+  EXPECT_GE(widths[widths.size() / 2], sample_widths[widths.size() / 2]);
+}
+
+TEST(IntervalsTest, SamplingOffsetsBoundTheBinomialTails) {
+  // Exact binomial tails: P(Bin(n, q) <= q n - s_lo) and P(Bin(n, q) >= q n
+  // + s_hi) are each at most beta_half, and the offsets grow with n.
+  for (double q : {0.05, 0.3, 0.5, 0.9}) {
+    double previous_lo = 0;
+    double previous_hi = 0;
+    for (int n : {1, 5, 20, 100, 400, 2000}) {
+      const double beta_half = 0.025;
+      const double lo = SamplingOffsetBelow(q, n, beta_half);
+      const double hi = SamplingOffsetAbove(q, n, beta_half);
+      EXPECT_GE(lo, previous_lo);
+      EXPECT_GE(hi, previous_hi);
+      previous_lo = lo;
+      previous_hi = hi;
+      double below = 0;
+      double above = 0;
+      for (int k = 0; k <= n; ++k) {
+        const double log_pmf = std::lgamma(n + 1.0) - std::lgamma(k + 1.0) -
+                               std::lgamma(n - k + 1.0) + k * std::log(q) +
+                               (n - k) * std::log1p(-q);
+        if (k <= q * n - lo) below += std::exp(log_pmf);
+        if (k >= q * n + hi) above += std::exp(log_pmf);
+      }
+      // At the cap (q n below, (1 - q) n above) the bracket is the bound
+      // itself and cannot miss: no tail to check.
+      if (lo < q * n) EXPECT_LE(below, beta_half) << q << " " << n;
+      if (hi < (1 - q) * n) EXPECT_LE(above, beta_half) << q << " " << n;
+      // Not vacuous at n = 2000: within 1.6 times the normal approximation.
+      if (n == 2000) {
+        const double normal = 1.96 * std::sqrt(n * q * (1 - q));
+        EXPECT_LT(lo, 1.6 * normal + 3) << q;
+        EXPECT_LT(hi, 1.6 * normal + 3) << q;
+      }
+    }
+  }
+}
+
 TEST(IntervalsTest, SpendTheirShareAndTheValuesTheRest) {
   std::vector<double> data(500);
   for (size_t i = 0; i < data.size(); ++i) data[i] = i % 100;
@@ -159,6 +287,28 @@ TEST(IntervalsTest, BadOptionsAreTypedErrors) {
   EXPECT_EQ(
       ReleaseQuantiles(data.data(), 3, request, out.data()).status().code(),
       StatusCode::kInvalidOption);
+  request.interval_share.reset();
+  request.interval = "population";
+  EXPECT_EQ(
+      ReleaseQuantiles(data.data(), 3, request, out.data()).status().code(),
+      StatusCode::kInvalidOption);
+  request.confidence = 0.9;
+  request.interval = "populace";
+  EXPECT_EQ(
+      ReleaseQuantiles(data.data(), 3, request, out.data()).status().code(),
+      StatusCode::kInvalidOption);
+  // Several records per person are not independent draws.
+  request.interval = "population";
+  const std::vector<uint32_t> users = {0, 0, 1};
+  request.users = users.data();
+  request.max_contributions = 2;
+  const StatusOr<ReleaseReport> per_person =
+      ReleaseQuantiles(data.data(), 3, request, out.data());
+  EXPECT_EQ(per_person.status().code(), StatusCode::kInvalidOption);
+  EXPECT_NE(per_person.status().message().find("independent"),
+            std::string::npos);
+  request.max_contributions = 1;
+  EXPECT_TRUE(ReleaseQuantiles(data.data(), 3, request, out.data()).ok());
 }
 
 // Exact privacy of the brackets: with phantoms (public) added as the release
@@ -220,6 +370,81 @@ TEST(IntervalsTest, BracketsArePrivateExactly) {
     });
   }
   EXPECT_GT(worst, 0.9);
+}
+
+// Exact privacy of a population interval: the output is (N, low, high), N
+// the count's upper bound and the brackets' phantoms a function of N. Its
+// probability is P(noise = N - tail - n) P(low | N) P(high | N); adding a
+// record moves its log by at most epsilon_count + 2 epsilon_each.
+TEST(IntervalsTest, PopulationIntervalsArePrivateExactly) {
+  const int64_t steps = 1 << 20;
+  const double q = 0.5;
+  const double epsilon_count = 1;
+  const double epsilon_each = 8;
+  const double beta = 0.5;
+  StatusOr<CountNoise> noise =
+      CountNoiseFor(PrivacyBudget::Pure(epsilon_count));
+  ASSERT_TRUE(noise.ok());
+  const double t = IntervalRankOffset(epsilon_each, q, steps,
+                                      1 - kPopulationMechanismBeta * beta);
+  const double beta_half = kPopulationSamplingBeta * beta / 2;
+  const std::vector<double> points = {0, 5, 1000, 500000, double(steps)};
+  const std::vector<int64_t> outputs = testing::PiecePoints(points, steps);
+  // log P(low = i), log P(high = j) given N, for records `cells`.
+  auto bracket_logs = [&](const std::vector<double>& cells, double bound,
+                          int64_t point) {
+    const size_t below =
+        BracketPhantoms(t + SamplingOffsetBelow(q, bound, beta_half), 1 - q);
+    const size_t above =
+        BracketPhantoms(t + SamplingOffsetAbove(q, bound, beta_half), q);
+    std::vector<double> down(below, 0.0);
+    down.insert(down.end(), cells.begin(), cells.end());
+    std::vector<double> up = cells;
+    up.insert(up.end(), above, static_cast<double>(steps));
+    QuantileProblem lower{down.data(), down.size(), 0, steps, q};
+    QuantileProblem upper{up.data(), up.size(), 0, steps, q};
+    return std::pair<double, double>(
+        PointLogProbability(lower, epsilon_each, point),
+        PointLogProbability(upper, epsilon_each, point));
+  };
+  std::vector<double> x;
+  for (double c : points) x.insert(x.end(), 4, c);
+  const double n = static_cast<double>(x.size());
+  // N = n + Z + tail: the tail is public, so shifting N by it changes
+  // nothing; take N = n + Z + 1 for every Z in a window.
+  double most = 0;
+  double count_most = 0;
+  for (double added : points) {
+    std::vector<double> neighbour = x;
+    neighbour.push_back(added);
+    std::sort(neighbour.begin(), neighbour.end());
+    for (int64_t z = -12; z <= 12; ++z) {
+      const double bound = n + static_cast<double>(z) + 1;
+      const double count_log =
+          std::log(noise.value().Pmf(z)) - std::log(noise.value().Pmf(z - 1));
+      double up_low = -1e300, down_low = -1e300;
+      double up_high = -1e300, down_high = -1e300;
+      for (int64_t j : outputs) {
+        const auto a = bracket_logs(x, bound, j);
+        const auto b = bracket_logs(neighbour, bound, j);
+        up_low = std::max(up_low, a.first - b.first);
+        down_low = std::max(down_low, b.first - a.first);
+        up_high = std::max(up_high, a.second - b.second);
+        down_high = std::max(down_high, b.second - a.second);
+      }
+      // The worst output with this N, in each direction.
+      const double total = epsilon_count + 2 * epsilon_each;
+      EXPECT_LE(count_log + up_low + up_high, total + 1e-9);
+      EXPECT_LE(-count_log + down_low + down_high, total + 1e-9);
+      // Tight in each part: the count's ratio is its epsilon, and some
+      // bracket output nearly reaches epsilon_each.
+      count_most = std::max(count_most, std::fabs(count_log) / epsilon_count);
+      most = std::max(most, std::max({up_low, down_low, up_high, down_high}) /
+                                epsilon_each);
+    }
+  }
+  EXPECT_GT(count_most, 0.99);
+  EXPECT_GT(most, 0.9);
 }
 
 }  // namespace

@@ -207,7 +207,17 @@ it('draws private confidence intervals and lists them in the table', async () =>
   for (const text of cells) expect(text).toMatch(/^-?[\d.]+ to -?[\d.]+$/);
   await page.screenshot({ path: join(shots, 'intervals.png'), fullPage: true });
   await expectAccessible(page, 'intervals');
+  // For the population the rows are a sample of, said so.
+  await page.selectOption('#interval-kind', 'population');
+  await release('-20', '50');
+  expect(await page.textContent('#summary')).toMatch(/The 95% population intervals spent epsilon = 0.25 of it/);
+  expect(await page.textContent('#interval-header')).toBe('Private 95% interval (population)');
+  const populationCells = await page.locator('#results tbody tr td:nth-child(3)').allTextContents();
+  expect(populationCells).toHaveLength(3);
+  for (const text of populationCells) expect(text).toMatch(/^-?[\d.]+ to -?[\d.]+$/);
+  await page.selectOption('#interval-kind', 'sample');
   await page.uncheck('#intervals');
+  expect(await page.isDisabled('#interval-kind')).toBe(true);
 }, 60_000);
 
 it('opens a CSV from disk and reports rows that are not numbers', async () => {

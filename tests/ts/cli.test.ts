@@ -177,13 +177,21 @@ describe('dp-quantiles CLI', () => {
       cli, good, '--column', 'score', '--lower', '0', '--upper', '100',
       '--epsilon', '4', '--quantiles', '0.25,0.75', '--confidence', '0.9', '--interval-share', '0.5',
     ], { encoding: 'utf8' }));
-    expect(result.intervals).toEqual({ confidence: 0.9, privacy: { kind: 'pure', epsilon: 2 } });
+    expect(result.intervals).toEqual({ confidence: 0.9, kind: 'sample', privacy: { kind: 'pure', epsilon: 2 } });
     for (const { value, interval } of result.quantiles) {
       expect(interval[0]).toBeLessThanOrEqual(value);
       expect(interval[1]).toBeGreaterThanOrEqual(value);
     }
     expect(run([good, '--column', 'score', '--lower', '0', '--upper', '100', '--epsilon', '1', '--confidence', '1']).stderr)
       .toMatch(/INVALID_OPTION: confidence must be/);
+    const population = JSON.parse(run([
+      good, '--column', 'score', '--lower', '0', '--upper', '100',
+      '--epsilon', '4', '--quantiles', '0.5', '--confidence', '0.9', '--interval', 'population',
+    ]).stdout);
+    expect(population.intervals.kind).toBe('population');
+    expect(population.quantiles[0].interval[0]).toBeLessThanOrEqual(population.quantiles[0].value);
+    expect(run([good, '--column', 'score', '--lower', '0', '--upper', '100', '--epsilon', '1', '--confidence', '0.9', '--interval', 'all']).stderr)
+      .toMatch(/INVALID_OPTION: interval must be/);
   });
 
   it('protects a person with --user-column and --max-contributions', () => {

@@ -58,6 +58,50 @@ describe('confidence intervals', () => {
     });
   });
 
+  it("'population' covers the distribution's quantile, wider than 'sample'", () => {
+    // Fresh samples from Uniform(20, 60), whose q-quantile is 20 + 40 q: at
+    // n = 20,000 and epsilon = 8 sampling error matters as much as the noise.
+    let seed = 11;
+    const uniform = () => {
+      // mulberry32: an LCG's low bits would bias the sample.
+      seed = (seed + 0x6d2b79f5) | 0;
+      let z = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      z = (z + Math.imul(z ^ (z >>> 7), 61 | z)) ^ z;
+      return ((z ^ (z >>> 14)) >>> 0) / 4294967296;
+    };
+    const quantiles = [0.25, 0.5, 0.9];
+    let covered = 0;
+    let coveredBySample = 0;
+    let populationWidth = 0;
+    let sampleWidth = 0;
+    const trials = 40;
+    for (let t = 0; t < trials; t++) {
+      const data = Float64Array.from({ length: 20000 }, () => 20 + 40 * uniform());
+      const base = { lower: 0, upper: 100, quantiles, epsilon: 8, confidence: 0.9, step: 0.001 };
+      const population = dpq.release(data, { ...base, interval: 'population' });
+      const sample = dpq.release(data, base);
+      expect(population.intervals!.kind).toBe('population');
+      expect(sample.intervals!.kind).toBe('sample');
+      expect(population.intervals!.privacy).toEqual({ kind: 'pure', epsilon: 2 });
+      quantiles.forEach((q, i) => {
+        const x = [30, 40, 56][i]; // 20 + 40 q, exactly
+        const p = population.intervals!;
+        const s = sample.intervals!;
+        if (p.low[i] <= x && x <= p.high[i]) covered++;
+        if (s.low[i] <= x && x <= s.high[i]) coveredBySample++;
+        populationWidth += p.high[i] - p.low[i];
+        sampleWidth += s.high[i] - s.low[i];
+      });
+    }
+    expect(covered).toBeGreaterThanOrEqual(0.9 * trials * quantiles.length);
+    // Not vacuous: about a unit wide on a range of 100.
+    expect(populationWidth / (trials * quantiles.length)).toBeLessThan(3);
+    expect(populationWidth).toBeGreaterThan(1.5 * sampleWidth);
+    // Sample intervals are for the sample: here they hold the population's
+    // quantile less often (about 87% in docs/algorithms/intervals.md).
+    expect(coveredBySample).toBeLessThan(covered);
+  });
+
   it('reject bad options with a typed error', () => {
     const data = lcgData(100, 1);
     const base = { lower: 0, upper: 100, quantiles: [0.5], epsilon: 1 };
@@ -67,5 +111,12 @@ describe('confidence intervals', () => {
     expect(code(() => dpq.release(data, { ...base, confidence: 0.9, intervalShare: 1 }))).toBe('INVALID_OPTION');
     expect(code(() => dpq.release(data, { ...base, intervalShare: 0.5 }))).toBe('INVALID_OPTION');
     expect(code(() => dpq.release(data, { ...base, confidence: '0.9' as never }))).toBe('INVALID_ARGUMENT');
+    expect(code(() => dpq.release(data, { ...base, interval: 'population' }))).toBe('INVALID_OPTION');
+    expect(code(() => dpq.release(data, { ...base, confidence: 0.9, interval: 'everyone' as never }))).toBe('INVALID_OPTION');
+    expect(code(() => dpq.release(data, { ...base, confidence: 0.9, interval: 1 as never }))).toBe('INVALID_OPTION');
+    const users = Array.from({ length: 100 }, (_, i) => i % 50);
+    expect(code(() => dpq.release(data, { ...base, confidence: 0.9, interval: 'population', users, maxContributions: 2 }))).toBe(
+      'INVALID_OPTION',
+    );
   });
 });

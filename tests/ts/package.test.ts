@@ -89,6 +89,9 @@ const withBars = dpq.release(data, {
 const bars: ConfidenceIntervals | undefined = withBars.intervals;
 const person: PerPersonOptions = { users: ['a', 'b'], maxContributions: 1 };
 console.log(bars?.low[0], bars?.privacy.kind, withBars.neighbouring, withBars.maxContributions, person);
+const population = dpq.release(data, { lower: 0, upper: 10, quantiles: [0.5], epsilon: 1, confidence: 0.9, interval: 'population' });
+const kind: 'sample' | 'population' | undefined = population.intervals?.kind;
+console.log(kind);
 `,
   );
   const tsc = join(root, 'node_modules/typescript/bin/tsc');

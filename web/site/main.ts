@@ -196,6 +196,7 @@ function settings(): ReleaseSettings {
     step: $<HTMLInputElement>('step').value.trim() === '' ? undefined : number('step'),
     alpha: large ? number('alpha') : undefined,
     confidence: $<HTMLInputElement>('intervals').checked && !large ? 0.95 : undefined,
+    interval: $<HTMLSelectElement>('interval-kind').value as ReleaseSettings['interval'],
     person:
       personSelect.value === '' || large
         ? undefined
@@ -239,7 +240,8 @@ function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
       : `: each person kept at most ${result.maxContributions} value${result.maxContributions === 1 ? '' : 's'}).`) +
     (result.intervals === undefined
       ? ''
-      : ` The ${Math.round(result.intervals.confidence * 100)}% intervals spent ` +
+      : ` The ${Math.round(result.intervals.confidence * 100)}% ` +
+        `${result.intervals.kind === 'population' ? 'population ' : ''}intervals spent ` +
         Object.entries(result.intervals.privacy)
           .filter(([key]) => key !== 'kind')
           .map(([key, value]) => `${key} = ${value}`)
@@ -254,6 +256,8 @@ function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
     : '';
   markStale(undefined);
   $('interval-header').hidden = result.intervals === undefined;
+  $('interval-header').textContent =
+    result.intervals?.kind === 'population' ? 'Private 95% interval (population)' : 'Private 95% interval';
   const body = $<HTMLTableElement>('results').tBodies[0];
   body.replaceChildren(
     ...asked.quantiles.map((q, i) => {
@@ -460,6 +464,10 @@ preset.onchange = () => {
   custom.hidden = preset.value !== 'custom';
 };
 methodSelect.onchange = describeMethod;
+// What the intervals hold matters only when there are intervals.
+$<HTMLInputElement>('intervals').onchange = () => {
+  $<HTMLSelectElement>('interval-kind').disabled = !$<HTMLInputElement>('intervals').checked;
+};
 $('budget-value').oninput = checkBudget;
 for (const radio of document.querySelectorAll<HTMLInputElement>('input[name="budget"]')) radio.onchange = checkBudget;
 // Enter in any field submits, as in any form; the page never navigates.

@@ -25,6 +25,8 @@ export interface ReleaseSettings {
   person?: { column: string; maxContributions: number };
   /** Confidence intervals at this level (they spend a quarter of the budget). */
   confidence?: number;
+  /** What the intervals hold: this data's quantiles, or the population's. */
+  interval?: 'sample' | 'population';
 }
 
 export type Request =
@@ -42,7 +44,13 @@ export interface ReleaseResult {
   /** Per-person releases: the k each person was bounded to. */
   maxContributions?: number;
   /** Private intervals, one per quantile, and what they spent. */
-  intervals?: { low: number[]; high: number[]; confidence: number; privacy: Record<string, number | string> };
+  intervals?: {
+    low: number[];
+    high: number[];
+    confidence: number;
+    kind: 'sample' | 'population';
+    privacy: Record<string, number | string>;
+  };
   milliseconds: number;
   /** The data owner's view (absent for streamed files): true quantiles. */
   truth?: { values: number[]; rankErrors: number[]; cdf: [number[], number[]] };

@@ -184,7 +184,7 @@ function optionsOf(settings: ReleaseSettings, quantiles: number[] = settings.qua
     method,
     ...settings.budget,
     ...(settings.step === undefined || STEPLESS.has(method) ? {} : { step: settings.step }),
-    ...(settings.confidence === undefined ? {} : { confidence: settings.confidence }),
+    ...(settings.confidence === undefined ? {} : { confidence: settings.confidence, interval: settings.interval }),
   } as QuantilesOptions;
 }
 
@@ -216,7 +216,7 @@ function postResult(
     privacy: object;
     neighbouring: string;
     maxContributions?: number;
-    intervals?: { low: Float64Array; high: Float64Array; confidence: number; privacy: object };
+    intervals?: { low: Float64Array; high: Float64Array; confidence: number; kind: 'sample' | 'population'; privacy: object };
   },
   extra: Pick<ReleaseResult, 'milliseconds' | 'truth' | 'streamed'>,
 ): void {
@@ -235,6 +235,7 @@ function postResult(
               low: Array.from(release.intervals.low),
               high: Array.from(release.intervals.high),
               confidence: release.intervals.confidence,
+              kind: release.intervals.kind,
               privacy: release.intervals.privacy as Record<string, number | string>,
             },
           }),

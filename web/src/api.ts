@@ -77,6 +77,15 @@ export interface BaseQuantilesOptions {
   confidence?: number;
   /** The part of the budget the intervals spend, in (0, 1); default 0.25. */
   intervalShare?: number;
+  /**
+   * What the intervals are for: `'sample'` (default), the quantile of these
+   * very values; or `'population'`, the quantile of the distribution they
+   * are an independent random sample of, so the intervals also cover
+   * sampling error. Population intervals are wider and spend a small part of
+   * their share on a noisy count (the number of values is private). Not with
+   * `maxContributions` above 1 (a person's values are not independent).
+   */
+  interval?: 'sample' | 'population';
 }
 
 /**
@@ -233,6 +242,8 @@ export interface ConfidenceIntervals {
   low: Float64Array;
   high: Float64Array;
   confidence: number;
+  /** What they hold: the sample's quantiles or the population's. */
+  kind: 'sample' | 'population';
   /** What the intervals spent: part of the release's `privacy`. */
   privacy: PrivacySpent;
 }
@@ -255,7 +266,8 @@ export interface QuantilesRelease {
   maxContributions?: number;
   /**
    * With `confidence`: `[low[i], high[i]]` holds the true sample quantile of
-   * `quantiles[i]` with probability at least `confidence`, and holds
+   * `quantiles[i]` (or the population's, see `interval`) with probability at
+   * least `confidence`, and holds
    * `values[i]`. `privacy` is the part of the release's budget they spent.
    */
   intervals?: ConfidenceIntervals;
@@ -374,6 +386,7 @@ const COMMON_KEYS = new Set([
   'maxContributions',
   'confidence',
   'intervalShare',
+  'interval',
 ]);
 // Every method's own options (the core says which method takes which).
 const METHOD_KEYS = new Set(['step', 'delta', 'jitter', 'scale', 'branching', 'height', 'aggregation', 'cells', 'budget']);
@@ -490,6 +503,9 @@ function buildSpec(options: unknown): WasmReleaseSpec {
   checkNumber('maxContributions', options.maxContributions, true);
   checkNumber('confidence', options.confidence, true);
   checkNumber('intervalShare', options.intervalShare, true);
+  if (options.interval !== undefined && typeof options.interval !== 'string') {
+    fail('INVALID_OPTION', `interval must be 'sample' or 'population', got ${kindOf(options.interval)}`);
+  }
   return {
     method,
     lower: options.lower as number,
@@ -501,6 +517,7 @@ function buildSpec(options: unknown): WasmReleaseSpec {
     maxContributions: options.maxContributions as number | undefined,
     confidence: options.confidence as number | undefined,
     intervalShare: options.intervalShare as number | undefined,
+    interval: options.interval as string | undefined,
   };
 }
 
@@ -565,6 +582,7 @@ function toRelease(
   values: Float64Array,
   intervals?: { low: Float64Array; high: Float64Array; confidence: number },
 ): QuantilesRelease {
+  const kind: ConfidenceIntervals['kind'] = result.intervalPopulation ? 'population' : 'sample';
   if (result.code !== 0) fail(result.codeName as DpQuantilesErrorCode, result.message);
   const privacy = privacyOf(result);
   const intervalPrivacy: PrivacySpent =
@@ -582,7 +600,7 @@ function toRelease(
     mechanismEpsilon: result.mechanismEpsilon,
     resolution: result.resolution,
     ...(result.maxContributions > 0 ? { maxContributions: result.maxContributions } : {}),
-    ...(result.hasIntervals && intervals !== undefined ? { intervals: { ...intervals, privacy: intervalPrivacy } } : {}),
+    ...(result.hasIntervals && intervals !== undefined ? { intervals: { ...intervals, kind, privacy: intervalPrivacy } } : {}),
   };
 }
 

@@ -21,7 +21,7 @@ const USAGE = `usage: dp-quantiles [FILE] --column NAME|INDEX
                     [--budget epsilon=E|rho=R|epsilon=E,delta=D]
                     [--method M] [--step S] [--delimiter D] [--option NAME=VALUE ...]
                     [--user-column NAME|INDEX --max-contributions K]
-                    [--confidence C [--interval-share S]]
+                    [--confidence C [--interval-share S] [--interval sample|population]]
                     [--seed N]
                     [--no-header] [--show-true]
 
@@ -50,6 +50,10 @@ prints the private quantiles of one column as JSON.
                 data's own quantile with probability at least C (e.g. 0.95);
                 the intervals spend --interval-share of the budget
                 (default 0.25), the values the rest
+  --interval    sample (default): the intervals hold this data's quantiles;
+                population: the quantiles of the distribution the rows are
+                an independent random sample of (wider: they also cover
+                sampling error)
   --user-column the column naming the person of each row: with it the
                 guarantee protects a person with all their rows, not one row
   --max-contributions
@@ -237,6 +241,7 @@ async function main(argv: string[]): Promise<void> {
       'user-column': { type: 'string' },
       confidence: { type: 'string' },
       'interval-share': { type: 'string' },
+      interval: { type: 'string' },
       'max-contributions': { type: 'string' },
       delimiter: { type: 'string' },
       version: { type: 'boolean', default: false },
@@ -310,6 +315,7 @@ async function main(argv: string[]): Promise<void> {
     seed: parseNumberOption('seed', args.seed),
     confidence: parseNumberOption('confidence', args.confidence),
     intervalShare: parseNumberOption('interval-share', args['interval-share']),
+    interval: args.interval as 'sample' | 'population' | undefined,
     ...(column.users === undefined
       ? {}
       : { users: column.users, maxContributions: parseNumberOption('max-contributions', args['max-contributions']) }),
@@ -364,7 +370,7 @@ async function main(argv: string[]): Promise<void> {
     if (sorted !== undefined) entry.quantiles = withTruth(sorted, quantiles, release, options);
     const intervals = release.intervals;
     if (intervals !== undefined) {
-      entry.intervals = { confidence: intervals.confidence, privacy: intervals.privacy };
+      entry.intervals = { confidence: intervals.confidence, kind: intervals.kind, privacy: intervals.privacy };
       (entry.quantiles as Record<string, unknown>[]).forEach((quantile, i) => {
         quantile.interval = [intervals.low[i], intervals.high[i]];
       });

@@ -20,6 +20,8 @@ export interface WasmReleaseResult {
   hasIntervals: boolean;
   intervalEpsilon: number;
   intervalRho: number;
+  /** Population intervals (interval: 'population'). */
+  intervalPopulation: boolean;
 }
 
 export interface WasmReleaseSpec {
@@ -37,6 +39,8 @@ export interface WasmReleaseSpec {
   maxContributions?: number;
   confidence?: number;
   intervalShare?: number;
+  /** 'sample' (default) or 'population'. */
+  interval?: string;
 }
 
 export interface WasmSanitizeSpec {

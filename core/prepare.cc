@@ -101,6 +101,60 @@ StatusOr<OutputGrid> OutputGrid::WithStep(double lower, double upper,
                     std::max<int64_t>(1, static_cast<int64_t>(steps)), step);
 }
 
+StatusOr<OutputGrid> BucketGrid(double lower, double upper, double buckets) {
+  if (!(buckets >= 1 && buckets <= static_cast<double>(kMaxBuckets)) ||
+      buckets != std::floor(buckets)) {
+    return Status(StatusCode::kInvalidOption,
+                  "buckets must be a whole number from 1 to " +
+                      std::to_string(kMaxBuckets) + ", got " +
+                      FormatNumber(buckets));
+  }
+  StatusOr<OutputGrid> grid =
+      OutputGrid::WithStep(lower, upper, (upper - lower) / buckets);
+  if (!grid.ok()) {
+    return Status(StatusCode::kInvalidOption,
+                  FormatNumber(buckets) + " buckets are too fine for [" +
+                      FormatNumber(lower) + ", " + FormatNumber(upper) +
+                      "]: " + grid.status().message());
+  }
+  if (grid.value().steps() != static_cast<int64_t>(buckets)) {
+    return Status(StatusCode::kInvalidOption,
+                  "doubles cannot tell " + FormatNumber(buckets) +
+                      " bucket edges apart over [" + FormatNumber(lower) +
+                      ", " + FormatNumber(upper) + "]");
+  }
+  return grid;
+}
+
+void ToBucketEdges(double* values, size_t count, const OutputGrid& grid) {
+  for (size_t i = 0; i < count; ++i) {
+    values[i] = grid.ValueAt(grid.CellOf(values[i]));
+  }
+}
+
+StatusOr<size_t> ValidateCounts(const double* counts, size_t buckets) {
+  constexpr double kMaxCount = 9007199254740992.0;  // 2^53
+  double total = 0;
+  for (size_t i = 0; i < buckets; ++i) {
+    const double c = counts[i];
+    if (!(c >= 0 && c <= kMaxCount) || c != std::floor(c)) {
+      return Status(StatusCode::kInvalidCounts,
+                    "counts[" + std::to_string(i) +
+                        "] must be a whole number >= 0 (a count of rows), "
+                        "got " +
+                        FormatNumber(c));
+    }
+    total += c;  // exact while below 2^53; compared below anyway
+  }
+  if (!(total <= static_cast<double>(kMaxRecords))) {
+    return Status(StatusCode::kTooLarge,
+                  "the counts add up to more than " +
+                      std::to_string(kMaxRecords) +
+                      " records; this build releases from at most that many");
+  }
+  return static_cast<size_t>(total);
+}
+
 int64_t OutputGrid::FloorPoint(double x, int64_t max_point) const {
   // Any estimate will do: the loops below settle on ValueAt's side exactly.
   // Multiplying is faster than dividing; divide when the scale overflows.

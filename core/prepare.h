@@ -117,6 +117,27 @@ class OutputGrid {
   double multiplier_ = 0;
 };
 
+// Most buckets a bucketed release or a release from counts takes: 2^26
+// counts are 512 MiB as doubles. Public; not privacy-relevant.
+constexpr int64_t kMaxBuckets = int64_t{1} << 26;
+
+// Buckets (the counts path, docs/scale.md). `buckets` equal-width buckets of
+// width w = (upper - lower) / buckets over [lower, upper]; bucket i holds
+// the values x with lower + i w <= x < lower + (i + 1) w (the last one also
+// upper), which is what clamping and floor((x - lower) / w) give. The grid
+// is the step grid of step w: point i is bucket i's lower edge, point
+// `buckets` is upper. INVALID_OPTION when `buckets` is not a whole number in
+// [1, kMaxBuckets] or doubles cannot tell the edges apart.
+StatusOr<OutputGrid> BucketGrid(double lower, double upper, double buckets);
+// Replaces each clamped value by its bucket's lower edge (ValueAt(CellOf)):
+// afterwards the values say no more than the buckets' counts do.
+void ToBucketEdges(double* values, size_t count, const OutputGrid& grid);
+// Counts of `buckets` buckets: each a whole number >= 0 and <= 2^53 (exact
+// in a double), the first bad one named; returns their sum, at most
+// kMaxRecords (TOO_LARGE above: the sum is private, so that error is for
+// the data owner's eyes).
+StatusOr<size_t> ValidateCounts(const double* counts, size_t buckets);
+
 // lower < upper, both finite, and upper - lower finite.
 Status ValidateBounds(double lower, double upper);
 // 1 <= count <= kMaxQuantiles, each finite and strictly inside (0, 1).

@@ -85,12 +85,20 @@ StatusOr<int64_t> WholeOption(const Options& options, const char* name,
   return static_cast<int64_t>(*value);
 }
 
-// The release grid over [lower, upper]: the public `step`'s, or the default.
-StatusOr<OutputGrid> ReleaseGrid(const Context& c) {
-  if (const std::optional<double> step = c.options.Number("step")) {
-    return OutputGrid::WithStep(c.request.lower, c.request.upper, *step);
+// The release grid over [lower, upper]: the buckets', the public `step`'s,
+// or the default.
+StatusOr<OutputGrid> RequestGrid(const ReleaseRequest& request) {
+  if (request.buckets.has_value()) {
+    return BucketGrid(request.lower, request.upper, *request.buckets);
   }
-  return OutputGrid::Default(c.request.lower, c.request.upper);
+  if (const std::optional<double> step = Options(request).Number("step")) {
+    return OutputGrid::WithStep(request.lower, request.upper, *step);
+  }
+  return OutputGrid::Default(request.lower, request.upper);
+}
+
+StatusOr<OutputGrid> ReleaseGrid(const Context& c) {
+  return RequestGrid(c.request);
 }
 
 // Sorts the records and maps them to their grid points: the prepared form.
@@ -430,6 +438,19 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
     if (!approx.ok()) return approx.status();
     spend = approx.value();
   }
+  // Buckets: their grid, checked before the data is read.
+  std::optional<OutputGrid> bucket_grid;
+  if (request.buckets.has_value()) {
+    if (Options(request).Number("step").has_value()) {
+      return Status(StatusCode::kInvalidOption,
+                    "step and buckets both set the output grid; give one "
+                    "(the buckets' width is (upper - lower) / buckets)");
+    }
+    StatusOr<OutputGrid> grid =
+        BucketGrid(request.lower, request.upper, *request.buckets);
+    if (!grid.ok()) return grid.status();
+    bucket_grid = grid.value();
+  }
   // Per person: bound each person's records, and run the mechanism with the
   // per-record budget that makes one person cost `spend` (contributions.h).
   Neighbouring neighbouring = method.value()->neighbouring;
@@ -478,11 +499,7 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
     interval_share = request.interval_share.value_or(kDefaultIntervalShare);
     status = ValidateIntervalShare(interval_share);
     if (!status.ok()) return status;
-    const std::optional<double> step = Options(request).Number("step");
-    StatusOr<OutputGrid> grid =
-        step.has_value()
-            ? OutputGrid::WithStep(request.lower, request.upper, *step)
-            : OutputGrid::Default(request.lower, request.upper);
+    StatusOr<OutputGrid> grid = RequestGrid(request);
     if (!grid.ok()) return grid.status();
     interval_grid = IntervalGrid(grid.value());
   }
@@ -492,6 +509,7 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
   }
   status = ClampValues(data, count, request.lower, request.upper);
   if (!status.ok()) return status;
+  if (bucket_grid.has_value()) ToBucketEdges(data, count, *bucket_grid);
 
   const SortedQuantiles sorted =
       SortDistinctQuantiles(request.quantiles.data(), request.quantiles.size());
@@ -518,6 +536,12 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
     per_record = PerRecordBudget(per_record, max_contributions);
     intervals_per_record =
         PerRecordBudget(intervals_per_record, max_contributions);
+  }
+  if (bucket_grid.has_value()) {
+    // Sorted (after per-person bounding, which reads the records in the
+    // users' order): then nothing downstream, such as HSJointExp's
+    // per-record jitter, depends on an order that counts do not have.
+    std::sort(data, data + count);
   }
   Brackets brackets;
   if (interval_grid.has_value()) {
@@ -576,6 +600,43 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
     }
   }
   return report;
+}
+
+StatusOr<ReleaseReport> ReleaseFromCounts(const double* counts,
+                                          size_t bucket_count,
+                                          const ReleaseRequest& request,
+                                          double* out,
+                                          PrivacySession* session) {
+  if (request.users != nullptr || request.max_contributions.has_value()) {
+    return Status(StatusCode::kInvalidOption,
+                  "counts do not say whose rows they are: per-person "
+                  "protection (users, maxContributions) needs the rows");
+  }
+  if (request.buckets.has_value() &&
+      *request.buckets != static_cast<double>(bucket_count)) {
+    return Status(StatusCode::kInvalidOption,
+                  "buckets is the number of counts here; leave it out");
+  }
+  // Public checks first, so a bad grid is reported before the counts are
+  // read.
+  Status status = ValidateBounds(request.lower, request.upper);
+  if (!status.ok()) return status;
+  StatusOr<OutputGrid> grid = BucketGrid(request.lower, request.upper,
+                                         static_cast<double>(bucket_count));
+  if (!grid.ok()) return grid.status();
+  StatusOr<size_t> total = ValidateCounts(counts, bucket_count);
+  if (!total.ok()) return total.status();
+  // The bucketed raw path keeps only each record's bucket edge: rebuild
+  // exactly that, in bucket order.
+  std::vector<double> edges;
+  edges.reserve(total.value());
+  for (size_t i = 0; i < bucket_count; ++i) {
+    edges.insert(edges.end(), static_cast<size_t>(counts[i]),
+                 grid.value().ValueAt(static_cast<int64_t>(i)));
+  }
+  ReleaseRequest bucketed = request;
+  bucketed.buckets = static_cast<double>(bucket_count);
+  return ReleaseQuantiles(edges.data(), edges.size(), bucketed, out, session);
 }
 
 StatusOr<size_t> SanitizeSize(const std::optional<double>& size) {

@@ -45,6 +45,12 @@ struct ReleaseRequest {
   // (intervals.h), also spending part of the intervals' share on a noisy
   // count.
   std::optional<std::string> interval;
+  // Bucketed release (docs/scale.md): the values are first replaced by the
+  // lower edges of `buckets` equal-width buckets over [lower, upper]
+  // (prepare.h, BucketGrid), and the methods that release grid points release
+  // bucket edges. Exactly what ReleaseFromCounts releases from those buckets'
+  // counts. Not with the `step` option (the buckets are the grid).
+  std::optional<double> buckets;
 };
 
 // What a successful release spent, for the caller's privacy accounting.
@@ -82,6 +88,23 @@ struct ReleaseReport {
 
 // The method names ReleaseQuantiles accepts.
 std::vector<std::string> ReleaseMethods();
+
+// The counts path: releases from `counts[i]`, the number of records in
+// bucket i of `bucket_count` equal-width buckets over [lower, upper] (values
+// below lower counted in bucket 0, above upper in the last, as clamping
+// does), exactly as ReleaseQuantiles releases the records themselves with
+// request.buckets = bucket_count: same grid, same seed, same values, bit for
+// bit (the records are expanded to their buckets' lower edges, which is all
+// the bucketed raw path keeps of them). Same guarantees. Not per person
+// (counts do not say whose rows they are): users and max_contributions are
+// refused. INVALID_ARGUMENT for a count that is not a whole number >= 0;
+// TOO_LARGE when they add up to more than kMaxRecords (private: for the data
+// owner only).
+StatusOr<ReleaseReport> ReleaseFromCounts(const double* counts,
+                                          size_t bucket_count,
+                                          const ReleaseRequest& request,
+                                          double* out,
+                                          PrivacySession* session = nullptr);
 
 // Releases one private value per requested quantile into
 // out[0, request.quantiles.size()), in the order requested, non-decreasing

@@ -35,6 +35,8 @@ const char* StatusCodeName(StatusCode code) {
       return "BUDGET_EXCEEDED";
     case StatusCode::kNotEnoughData:
       return "NOT_ENOUGH_DATA";
+    case StatusCode::kInvalidCounts:
+      return "INVALID_COUNTS";
   }
   return "UNKNOWN";
 }

@@ -26,6 +26,7 @@ enum class StatusCode : int {
   kEntropyUnavailable = 10,
   kBudgetExceeded = 11,
   kNotEnoughData = 12,
+  kInvalidCounts = 13,
 };
 
 // The stable string form, e.g. "NON_FINITE_VALUE".

@@ -11,7 +11,7 @@ import { marked } from 'marked';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const out = join(root, 'dist-site/docs');
-const pages = ['README.md', 'docs/sessions.md', ...readdirSync(join(root, 'docs/algorithms')).filter((f) => f.endsWith('.md')).map((f) => `docs/algorithms/${f}`)];
+const pages = ['README.md', 'docs/sessions.md', 'docs/scale.md', ...readdirSync(join(root, 'docs/algorithms')).filter((f) => f.endsWith('.md')).map((f) => `docs/algorithms/${f}`)];
 
 // README.md sits at the docs root; a link to another shipped .md becomes its
 // .html; links to what the tarball does not ship stay as they are.

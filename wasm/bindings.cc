@@ -226,13 +226,15 @@ dpq::PrivacySession* SessionOf(const val& spec) {
   return session.as<WasmSession*>(emscripten::allow_raw_pointers())->get();
 }
 
-// data: `count` doubles at data_address (overwritten: it is the caller's
-// scratch copy); quantiles: `quantile_count` doubles; out: room for as many.
-// spec: { method, lower, upper, epsilon?, rho?, seed?, options? }, options
-// mapping names to numbers or strings; JavaScript types are checked in TS.
-WasmReleaseResult Release(uintptr_t data_address, uint32_t count,
-                          uintptr_t quantiles_address, uint32_t quantile_count,
-                          uintptr_t out_address, const val& spec) {
+// The request `spec` describes (without users, quantiles and options), and
+// in `need` the bytes the core may allocate for it on n records: the joint
+// methods' two m x (n + 1) tables, the trees' levels (up to 2^21 leaves),
+// the intervals' copies, else a few copies of the inputs.
+// spec: { method, lower, upper, epsilon?, rho?, seed?, confidence?,
+// intervalShare?, interval?, buckets?, options? }, options mapping names to
+// numbers or strings; JavaScript types are checked in TS.
+dpq::ReleaseRequest ReadRequest(const val& spec, uint32_t quantile_count,
+                                double n, double* need) {
   dpq::ReleaseRequest request;
   request.method = spec["method"].as<std::string>();
   request.lower = spec["lower"].as<double>();
@@ -240,36 +242,32 @@ WasmReleaseResult Release(uintptr_t data_address, uint32_t count,
   request.epsilon = OptionalNumber(spec, "epsilon");
   request.rho = OptionalNumber(spec, "rho");
   request.seed = OptionalSeed(spec);
-  // What the core may allocate: the joint methods' two m x (n + 1) tables,
-  // the trees' levels (up to 2^21 leaves), else a few copies of the inputs.
+  request.buckets = OptionalNumber(spec, "buckets");
   const std::string& method = request.method;
   const double m = quantile_count;
-  const double n = count;
-  double need = 32.0 * m + 8.0 * n;
+  *need = 32.0 * m + 8.0 * n;
   if (method == "jointexp" || method == "inverse-sensitivity" ||
       method == "hs-jointexp") {
-    need += 16.0 * m * (n + 1);
+    *need += 16.0 * m * (n + 1);
   } else if (method == "aggtree" || method == "tree-cdf") {
-    need += 128.0 * 1048576;
+    *need += 128.0 * 1048576;
   }
-  ReadContributions(spec, &request, &need, count);
   request.confidence = OptionalNumber(spec, "confidence");
   request.interval_share = OptionalNumber(spec, "intervalShare");
   const val interval = spec["interval"];
   if (interval.isString()) request.interval = interval.as<std::string>();
   if (request.confidence.has_value()) {
     // Two copies of the records and the phantoms (intervals.h).
-    need += 16.0 * n + 16.0 * static_cast<double>(dpq::kMaxIntervalPhantoms);
+    *need += 16.0 * n + 16.0 * static_cast<double>(dpq::kMaxIntervalPhantoms);
   }
-  const dpq::Status room = RequireHeap(need, "this release");
-  if (!room.ok()) return StatusResult(room);
-  const double* quantiles = HeapPointer<const double>(quantiles_address);
-  request.quantiles.assign(quantiles, quantiles + quantile_count);
   ReadOptions(spec["options"], &request.options, &request.text_options);
-  double* out = HeapPointer<double>(out_address);
-  const dpq::StatusOr<dpq::ReleaseReport> report = dpq::ReleaseQuantiles(
-      HeapPointer<double>(data_address), count, request, out, SessionOf(spec));
-  // With intervals, out has room for 3 m: values, lows, highs.
+  return request;
+}
+
+// With intervals, out has room for 3 m: values, lows, highs.
+WasmReleaseResult ReleaseResultInto(
+    const dpq::StatusOr<dpq::ReleaseReport>& report, uint32_t quantile_count,
+    double* out) {
   if (report.ok() && report.value().has_intervals) {
     for (uint32_t i = 0; i < quantile_count; ++i) {
       out[quantile_count + i] = report.value().interval_low[i];
@@ -277,6 +275,54 @@ WasmReleaseResult Release(uintptr_t data_address, uint32_t count,
     }
   }
   return ToResult(report);
+}
+
+// data: `count` doubles at data_address (overwritten: it is the caller's
+// scratch copy); quantiles: `quantile_count` doubles; out: room for as many
+// (3 m with confidence). spec: see ReadRequest, plus users and
+// maxContributions.
+WasmReleaseResult Release(uintptr_t data_address, uint32_t count,
+                          uintptr_t quantiles_address, uint32_t quantile_count,
+                          uintptr_t out_address, const val& spec) {
+  double need = 0;
+  dpq::ReleaseRequest request = ReadRequest(spec, quantile_count, count, &need);
+  ReadContributions(spec, &request, &need, count);
+  const dpq::Status room = RequireHeap(need, "this release");
+  if (!room.ok()) return StatusResult(room);
+  const double* quantiles = HeapPointer<const double>(quantiles_address);
+  request.quantiles.assign(quantiles, quantiles + quantile_count);
+  double* out = HeapPointer<double>(out_address);
+  return ReleaseResultInto(
+      dpq::ReleaseQuantiles(HeapPointer<double>(data_address), count, request,
+                            out, SessionOf(spec)),
+      quantile_count, out);
+}
+
+// counts: `bucket_count` doubles at counts_address (not modified); the rest
+// as Release. The core expands the counts to one double per record, so the
+// heap needed grows with their sum.
+WasmReleaseResult ReleaseFromCounts(uintptr_t counts_address,
+                                    uint32_t bucket_count,
+                                    uintptr_t quantiles_address,
+                                    uint32_t quantile_count,
+                                    uintptr_t out_address, const val& spec) {
+  const double* counts = HeapPointer<const double>(counts_address);
+  const dpq::StatusOr<size_t> total = dpq::ValidateCounts(counts, bucket_count);
+  if (!total.ok()) return StatusResult(total.status());
+  const double n = static_cast<double>(total.value());
+  double need = 0;
+  dpq::ReleaseRequest request = ReadRequest(spec, quantile_count, n, &need);
+  request.max_contributions = OptionalNumber(spec, "maxContributions");
+  // The expanded records, and the copy the release sorts.
+  need += 8.0 * n;
+  const dpq::Status room = RequireHeap(need, "this release from counts");
+  if (!room.ok()) return StatusResult(room);
+  const double* quantiles = HeapPointer<const double>(quantiles_address);
+  request.quantiles.assign(quantiles, quantiles + quantile_count);
+  double* out = HeapPointer<double>(out_address);
+  return ReleaseResultInto(dpq::ReleaseFromCounts(counts, bucket_count, request,
+                                                  out, SessionOf(spec)),
+                           quantile_count, out);
 }
 
 // data as for Release; out: room for SanitizeSize(spec) doubles.
@@ -444,6 +490,7 @@ EMSCRIPTEN_BINDINGS(dp_quantiles) {
       .field("intervalRho", &WasmReleaseResult::intervalRho)
       .field("intervalPopulation", &WasmReleaseResult::intervalPopulation);
   emscripten::function("release", &Release);
+  emscripten::function("releaseFromCounts", &ReleaseFromCounts);
   emscripten::function("sanitize", &Sanitize);
   emscripten::function("sanitizeSize", &SanitizeSize);
   emscripten::function("bounds", &Bounds);

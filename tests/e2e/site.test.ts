@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import AxeBuilder from '@axe-core/playwright';
+import { DuckDBInstance } from '@duckdb/node-api';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
@@ -417,6 +418,58 @@ it('streams a 50 MB CSV with a progress bar in bounded memory', async () => {
   // it reached 45 MiB once, hence the margin.
   expect(peak - before).toBeLessThan(64 * 1024 * 1024);
   await page.screenshot({ path: join(shots, 'stream.png'), fullPage: true });
+}, 240_000);
+
+it('counts a Parquet file row group by row group and releases from the counts', async () => {
+  // DuckDB writes 5,000,000 rows (about 40 row groups): hours per week with
+  // 30% at 40, and a text column the page must not list.
+  const dir = mkdtempSync(join(tmpdir(), 'dpq-parquet-'));
+  const file = join(dir, 'hours.parquet');
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  await connection.run(`
+    COPY (
+      SELECT CASE WHEN i % 10 < 3 THEN 40 ELSE (i * 7919) % 100 END::INTEGER AS hours, 'row ' || i AS label
+      FROM range(5000000) t(i)
+    ) TO '${file}' (FORMAT parquet)`);
+  connection.closeSync();
+  await page.setInputFiles('#file', file);
+  await page.waitForFunction(() => (document.getElementById('column-info') as HTMLElement).textContent!.includes('Parquet'));
+  expect(await page.textContent('#column-info')).toMatch(/a Parquet file of 5,000,000 rows/);
+  expect(await page.locator('#column option').allTextContents()).toEqual(['hours']);
+  // The ordinary mechanisms (not the stream ones); no comparison, and why.
+  expect(await page.locator('#method option').allTextContents()).toContain('aq');
+  expect(await page.isDisabled('#compare')).toBe(true);
+  expect(await page.textContent('#compare-note')).toMatch(/Parquet files: they are counted/);
+  await page.fill('#step', '1');
+  await page.selectOption('#preset', '0.25,0.5,0.75');
+  await page.fill('#lower', '0');
+  await page.fill('#upper', '100');
+  const before = await liveHeapBytes();
+  await page.click('#run');
+  let peak = 0;
+  while (await page.locator('#run').isDisabled()) {
+    peak = Math.max(peak, await liveHeapBytes());
+    await page.waitForTimeout(100);
+  }
+  expect(await page.textContent('#data-error')).toBe('');
+  expect(await page.textContent('#summary-owner')).toMatch(/counted 5,000,000 values into 100 buckets of width 1; only the counts reached the library/);
+  const values = await page.locator('#results tbody tr td:nth-child(2)').allTextContents();
+  expect(values).toHaveLength(3);
+  // Whole numbers (bucket edges), and the median is the atom itself.
+  for (const text of values) expect(Number(text)).toBe(Math.round(Number(text)));
+  expect(values[1]).toBe('40');
+  const truth = await page.locator('#results tbody tr td:nth-child(3)').allTextContents();
+  expect(truth[1]).toBe('40');
+  console.log(
+    `peak live memory counting a 5,000,000-row Parquet file: ${((peak - before) / 1048576).toFixed(1)} MiB above the ` +
+      `${(before / 1048576).toFixed(1)} MiB before`,
+  );
+  // Holding the column would take 40 MB as doubles; one row group is ~1 MB.
+  expect(peak - before).toBeLessThan(32 * 1024 * 1024);
+  await page.screenshot({ path: join(shots, 'parquet.png'), fullPage: true });
+  await expectAccessible(page, 'parquet');
+  await page.fill('#step', '');
 }, 240_000);
 
 it('cancels a long comparison and keeps working', async () => {

@@ -1,4 +1,5 @@
-// Fuzzes the release entry points (ReleaseQuantiles, SanitizeSample) and
+// Fuzzes the release entry points (ReleaseQuantiles, ReleaseFromCounts,
+// SanitizeSample) and
 // their option parsing: any bytes must give a release or a Status, never a
 // crash, a sanitizer report or a hang. Sizes stay small (what the fuzzer
 // looks for is bad handling, not slow but valid work).
@@ -63,6 +64,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   std::vector<double> data;
   const size_t n = in.Byte() % 65;
   for (size_t i = 0; i < n; ++i) data.push_back(in.Number());
+  // Buckets: sometimes on the raw path, and the counts path always.
+  const uint8_t bucketing = in.Byte();
+  if (bucketing & 1) {
+    // Fine bucket grids are valid but slow for JointExp, as with step.
+    const double b = in.Number();
+    request.buckets = b > 1e4 && b <= 67108864.0 ? 1e4 : b;
+  }
 
   std::vector<double> out(request.quantiles.size() + 1, 0);
   std::vector<double> scratch = data;
@@ -70,6 +78,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
       scratch.data(), scratch.size(), request, out.data());
   if (report.ok()) {
     // Released values stay inside the bounds.
+    for (size_t i = 0; i < request.quantiles.size(); ++i) {
+      if (!(out[i] >= request.lower && out[i] <= request.upper))
+        __builtin_trap();
+    }
+  }
+
+  // Counts: any doubles, except that valid ones above 100 (and below what
+  // TOO_LARGE refuses unread) are capped, so expansion stays small.
+  std::vector<double> counts;
+  const size_t buckets = in.Byte() % 40;
+  for (size_t i = 0; i < buckets; ++i) {
+    double c = in.Number();
+    if (c > 100 && c < 4294967296.0) c = 100;
+    counts.push_back(c);
+  }
+  dpq::ReleaseRequest from_counts = request;
+  from_counts.buckets.reset();
+  if (bucketing & 2) from_counts.buckets = static_cast<double>(buckets);
+  const dpq::StatusOr<dpq::ReleaseReport> counted = dpq::ReleaseFromCounts(
+      counts.data(), counts.size(), from_counts, out.data());
+  if (counted.ok()) {
     for (size_t i = 0; i < request.quantiles.size(); ++i) {
       if (!(out[i] >= request.lower && out[i] <= request.upper))
         __builtin_trap();

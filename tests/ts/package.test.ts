@@ -59,7 +59,7 @@ console.log(JSON.stringify(Array.from(v)));`,
   // published types under each module resolution users have.
   writeFileSync(
     join(app, 'quickstart.ts'),
-    `import { loadDpQuantiles, DpQuantilesError, type ConfidenceIntervals, type PerPersonOptions, type QuantilesRelease, type SessionBudget } from 'dp-quantiles';
+    `import { loadDpQuantiles, DpQuantilesError, type ConfidenceIntervals, type CountsData, type CountsOptions, type PerPersonOptions, type QuantilesRelease, type SessionBudget } from 'dp-quantiles';
 const data = [3, 1, 4, 1, 5, 9, 2, 6];
 const dpq = await loadDpQuantiles();
 const values: Float64Array = dpq.quantiles(data, { lower: 0, upper: 10, quantiles: [0.25, 0.5, 0.75], epsilon: 1 });
@@ -92,6 +92,10 @@ console.log(bars?.low[0], bars?.privacy.kind, withBars.neighbouring, withBars.ma
 const population = dpq.release(data, { lower: 0, upper: 10, quantiles: [0.5], epsilon: 1, confidence: 0.9, interval: 'population' });
 const kind: 'sample' | 'population' | undefined = population.intervals?.kind;
 console.log(kind);
+// Counts from a database, as docs/scale.md shows them.
+const counts: CountsData = [3n, 0n, 5n, 2n];
+const countsOptions: CountsOptions = { lower: 0, upper: 4, quantiles: [0.5], epsilon: 1, method: 'aq' };
+console.log(dpq.releaseFromCounts(counts, countsOptions).values, dpq.quantilesFromCounts([1, 2], { lower: 0, upper: 1, quantiles: [0.5], rho: 1 }));
 `,
   );
   const tsc = join(root, 'node_modules/typescript/bin/tsc');
@@ -106,7 +110,7 @@ console.log(kind);
     // Top-level await needs an ES module; under node10/commonjs wrap it.
     if (resolution === 'node10') {
       writeFileSync(join(app, 'quickstart-cjs.ts'), `async function main(): Promise<void> {\n${
-        readFileSync(join(app, 'quickstart.ts'), 'utf8').split('\n').slice(1).join('\n')}\n}\nvoid main();\nimport { loadDpQuantiles, DpQuantilesError, type ConfidenceIntervals, type PerPersonOptions, type QuantilesRelease, type SessionBudget } from 'dp-quantiles';\n`);
+        readFileSync(join(app, 'quickstart.ts'), 'utf8').split('\n').slice(1).join('\n')}\n}\nvoid main();\nimport { loadDpQuantiles, DpQuantilesError, type ConfidenceIntervals, type CountsData, type CountsOptions, type PerPersonOptions, type QuantilesRelease, type SessionBudget } from 'dp-quantiles';\n`);
       config.files = ['quickstart-cjs.ts'];
     }
     writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(config));

@@ -53,6 +53,8 @@ const progress = $<HTMLProgressElement>('progress');
 let worker: Worker;
 let source: Request = { type: 'builtin', id: datasets[0].id };
 let large = false;
+// A Parquet file: counted per bucket at each release, never held.
+let counted = false;
 let onReply: (reply: Reply) => void = () => {};
 
 function startWorker(): void {
@@ -63,8 +65,8 @@ function startWorker(): void {
 
 function setBusy(busy: boolean, label = 'Working…'): void {
   runButton.disabled = busy;
-  $<HTMLButtonElement>('estimate-bounds').disabled = busy || large;
-  compareButton.disabled = busy || large;
+  $<HTMLButtonElement>('estimate-bounds').disabled = busy || large || counted;
+  compareButton.disabled = busy || large || counted;
   cancelButton.disabled = !busy;
   progressBox.hidden = !busy;
   $('progress-label').textContent = label;
@@ -120,10 +122,12 @@ function fillMethods(): void {
   const list = large ? STREAM_METHODS : METHODS;
   methodSelect.replaceChildren(...list.map(([value]) => new Option(value, value)));
   $('alpha-row').hidden = !large;
-  compareButton.disabled = large;
+  compareButton.disabled = large || counted;
   $('compare-note').textContent = large
     ? 'Comparison is off for this file: it is streamed (over 16 MB), and a comparison reruns every mechanism on data held in memory.'
-    : '';
+    : counted
+      ? 'Comparison is off for Parquet files: they are counted per bucket at each release, not held in memory.'
+      : '';
   describeMethod();
 }
 
@@ -249,11 +253,15 @@ function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
         ' of it.');
   showSession(result.session);
   // The row count is not private: it goes with the owner-only values.
-  $('summary-owner').hidden = result.streamed === undefined;
+  $('summary-owner').hidden = result.streamed === undefined && result.counted === undefined;
   $('summary-owner').textContent = result.streamed
     ? `Owner only, not private: streamed ${result.streamed.values.toLocaleString('en')} values through a ` +
       `${Math.round(result.streamed.sketchBytes / 1024)} KiB sketch.`
-    : '';
+    : result.counted
+      ? `Owner only, not private: counted ${result.counted.values.toLocaleString('en')} values into ` +
+        `${result.counted.buckets.toLocaleString('en')} buckets of width ${format(result.counted.width)}; ` +
+        'only the counts reached the library, and values are bucket lower edges. True values are to the bucket.'
+      : '';
   markStale(undefined);
   $('interval-header').hidden = result.intervals === undefined;
   $('interval-header').textContent =
@@ -404,12 +412,14 @@ function load(request: Request): void {
   $('column-info').textContent = '';
   const failed = (message: string) => {
     large = false;
+    counted = false;
     fillMethods();
     $('column-info').textContent = `No data loaded: ${message}`;
   };
   send(request, 'Loading…', (reply) => {
     if (reply.type !== 'columns') return false;
     large = reply.large;
+    counted = reply.counted === true;
     columnSelect.replaceChildren(...reply.columns.map((c) => new Option(c.name, c.name)));
     personSelect.replaceChildren(new Option('one row (each value)', ''), ...reply.people.map((name) => new Option(`one person, by ${name}`, name)));
     $('person-fieldset').hidden = reply.people.length === 0;
@@ -418,7 +428,10 @@ function load(request: Request): void {
       const info = reply.columns.find((c) => c.name === columnSelect.value);
       $('column-info').textContent = reply.large
         ? `${reply.name}: a large file, streamed in bounded memory when you release.`
-        : info === undefined
+        : reply.counted
+          ? `${reply.name}: a Parquet file of ${reply.rows.toLocaleString('en')} rows. At each release the column is read ` +
+            'one row group at a time and counted into buckets; no row is held, and only the counts reach the library.'
+          : info === undefined
           ? 'No numeric column found.'
           : `${reply.name}: ${info.numbers.toLocaleString('en')} numbers` +
             (info.others > 0 ? `; ${info.others.toLocaleString('en')} rows are empty or not numbers and are left out.` : '.');
@@ -475,7 +488,7 @@ $<HTMLFormElement>('settings').onsubmit = (event) => {
   event.preventDefault();
   if (runButton.disabled) return;
   const asked = settings();
-  send({ type: 'release', settings: asked }, large ? 'Streaming' : 'Releasing', (reply) => {
+  send({ type: 'release', settings: asked }, large ? 'Streaming' : counted ? 'Counting' : 'Releasing', (reply) => {
     if (reply.type !== 'result') return false;
     showResult(reply.result, asked);
     return true;

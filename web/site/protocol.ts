@@ -56,6 +56,8 @@ export interface ReleaseResult {
   truth?: { values: number[]; rankErrors: number[]; cdf: [number[], number[]] };
   /** Streamed files: values read and sketch size. */
   streamed?: { values: number; sketchBytes: number };
+  /** Parquet files: values counted and the buckets they were counted in. */
+  counted?: { values: number; buckets: number; width: number };
   /** The dataset's privacy session after this release. */
   session?: { spent: Record<string, number>; total: Record<string, number>; releases: number };
 }
@@ -72,6 +74,8 @@ export type Reply =
       columns: ColumnInfo[];
       rows: number;
       large: boolean;
+      /** A Parquet file: counted per bucket at release time, never held. */
+      counted?: boolean;
       name: string;
       /** Columns that can name the person of each row (per-person releases). */
       people: string[];

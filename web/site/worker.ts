@@ -1,6 +1,7 @@
 // The demo's worker: loads the WebAssembly module, holds the data, runs every
 // release. The page never sees the data, only results.
 import { parse as parseSync } from 'csv-parse/browser/esm/sync';
+import { parquetMetadataAsync, parquetRead, type AsyncBuffer, type FileMetaData } from 'hyparquet';
 
 import { DpQuantilesError, loadDpQuantiles } from '../../dist/browser.js';
 import type { DpQuantiles, PrivacySession, QuantilesOptions } from '../../dist/browser.js';
@@ -45,6 +46,8 @@ function sessionState(): ReleaseResult['session'] {
   return { spent: plain(session.spent), total: plain(session.total), releases: session.releases };
 }
 let largeFile: File | undefined;
+// A Parquet file and its footer: counted per bucket at each release.
+let parquet: { file: File; metadata: FileMetaData } | undefined;
 
 function post(reply: Reply): void {
   (self as unknown as Worker).postMessage(reply);
@@ -112,6 +115,7 @@ async function loadBuiltin(id: string): Promise<void> {
   aligned = new Map();
   people = new Map(Object.entries(dataset.people ?? {}));
   largeFile = undefined;
+  parquet = undefined;
   newSession();
   const infos: ColumnInfo[] = [];
   let rows = 0;
@@ -146,12 +150,41 @@ function parseCsv(text: string, name: string): string[][] {
   }
 }
 
+// A File as hyparquet reads it: byte ranges on demand, never the whole file.
+function fileBuffer(file: File): AsyncBuffer {
+  return { byteLength: file.size, slice: (start, end) => file.slice(start, end).arrayBuffer() };
+}
+
+const PARQUET_NUMBERS = new Set(['DOUBLE', 'FLOAT', 'INT32', 'INT64']);
+
+// Parquet: only the footer is read now, to list the numeric columns.
+async function loadParquet(file: File): Promise<void> {
+  let metadata: FileMetaData;
+  try {
+    metadata = await parquetMetadataAsync(fileBuffer(file));
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new Error(`${file.name} could not be read as Parquet (${detail}).`);
+  }
+  // Top-level leaf columns of a number type (no nested columns).
+  const infos: ColumnInfo[] = metadata.schema
+    .slice(1)
+    .filter((e) => e.num_children === undefined && e.type !== undefined && PARQUET_NUMBERS.has(e.type))
+    .map((e) => ({ name: e.name, numbers: Number(metadata.num_rows), others: 0 }));
+  if (infos.length === 0) throw new Error(`${file.name} has no numeric column`);
+  parquet = { file, metadata };
+  post({ type: 'columns', columns: infos, rows: Number(metadata.num_rows), large: false, counted: true, name: file.name, people: [] });
+}
+
 async function loadFile(file: File): Promise<void> {
   columns = new Map();
   aligned = new Map();
   people = new Map();
   largeFile = undefined;
+  parquet = undefined;
   newSession();
+  const magic = new Uint8Array(await file.slice(0, 4).arrayBuffer());
+  if (String.fromCharCode(...magic) === 'PAR1') return loadParquet(file);
   if (file.size > LARGE_FILE_BYTES) {
     // Only the first rows, to list the columns; the whole file is streamed at
     // release time.
@@ -218,7 +251,7 @@ function postResult(
     maxContributions?: number;
     intervals?: { low: Float64Array; high: Float64Array; confidence: number; kind: 'sample' | 'population'; privacy: object };
   },
-  extra: Pick<ReleaseResult, 'milliseconds' | 'truth' | 'streamed'>,
+  extra: Pick<ReleaseResult, 'milliseconds' | 'truth' | 'streamed' | 'counted'>,
 ): void {
   post({
     type: 'result',
@@ -248,6 +281,7 @@ function postResult(
 async function release(settings: ReleaseSettings): Promise<void> {
   const dpq = await ready;
   if (largeFile !== undefined) return streamRelease(dpq, largeFile, settings);
+  if (parquet !== undefined) return countedRelease(parquet.file, parquet.metadata, settings);
   const all = columns.get(settings.column);
   if (all === undefined) throw new Error('pick a column first');
   // Per person: only rows that name a person, each with their person.
@@ -362,11 +396,105 @@ async function streamRelease(dpq: DpQuantiles, file: File, settings: ReleaseSett
   }
 }
 
+/** Buckets for a counted release without a step: at most this many. */
+export const MAX_DEFAULT_BUCKETS = 1 << 16;
+
+// The buckets of a counted release: the step's (it must divide the range),
+// else the finest power of ten giving at most MAX_DEFAULT_BUCKETS that
+// divides the range, else MAX_DEFAULT_BUCKETS equal buckets.
+function bucketsFor(settings: ReleaseSettings): number {
+  const range = settings.upper - settings.lower;
+  const whole = (x: number) => Math.abs(x - Math.round(x)) <= 1e-9 * Math.max(1, x);
+  if (settings.step !== undefined) {
+    const b = range / settings.step;
+    if (!whole(b) || Math.round(b) < 1) {
+      throw new Error(`for a Parquet file the step must divide upper − lower (${range}) into whole buckets`);
+    }
+    return Math.round(b);
+  }
+  const width = 10 ** Math.ceil(Math.log10(range / MAX_DEFAULT_BUCKETS));
+  const b = range / width;
+  return whole(b) && Math.round(b) <= MAX_DEFAULT_BUCKETS ? Math.max(1, Math.round(b)) : MAX_DEFAULT_BUCKETS;
+}
+
+// A Parquet file: one row group's column at a time is decoded and counted
+// into buckets over [lower, upper] (clamped, as a database's GROUP BY would);
+// only the counts reach the library. Memory: the counts and one row group.
+async function countedRelease(file: File, metadata: FileMetaData, settings: ReleaseSettings): Promise<void> {
+  const start = performance.now();
+  const buckets = bucketsFor(settings);
+  const { lower, upper } = settings;
+  const width = (upper - lower) / buckets;
+  const counts = new Float64Array(buckets);
+  const total = Number(metadata.num_rows);
+  let values = 0;
+  let rowStart = 0;
+  for (const group of metadata.row_groups) {
+    const rowEnd = rowStart + Number(group.num_rows);
+    await parquetRead({
+      file: fileBuffer(file),
+      metadata,
+      columns: [settings.column],
+      rowStart,
+      rowEnd,
+      onChunk(chunk) {
+        const data = chunk.columnData as ArrayLike<number | bigint | null>;
+        for (let i = 0; i < data.length; i++) {
+          const cell = data[i];
+          if (cell === null || cell === undefined) continue;
+          const x = Number(cell);
+          if (Number.isNaN(x)) continue; // not a number: left out
+          counts[Math.min(Math.max(Math.floor((x - lower) / width), 0), buckets - 1)]++;
+          values++;
+        }
+      },
+    });
+    rowStart = rowEnd;
+    post({ type: 'progress', done: rowStart, total, label: 'counting' });
+  }
+  const options = optionsOf({ ...settings, step: undefined });
+  const result = (await currentSession()).releaseFromCounts(counts, options as never);
+  // The data owner's view from the counts: true quantiles to the bucket, rank
+  // errors counting a bucket's records as tied with a value in it, the CDF.
+  const below = new Float64Array(buckets + 1);
+  for (let i = 0; i < buckets; i++) below[i + 1] = below[i] + counts[i];
+  const n = below[buckets];
+  const bucketOf = (v: number) => Math.min(Math.max(Math.floor((v - lower) / width + 1e-9), 0), buckets - 1);
+  const truthOf = (q: number) => {
+    const rank = Math.min(Math.floor(q * n), n - 1);
+    let i = 0;
+    while (below[i + 1] <= rank) i++;
+    return lower + i * width;
+  };
+  const xs: number[] = [];
+  const ys: number[] = [];
+  const every = Math.max(1, Math.floor(buckets / 400));
+  for (let i = 0; i < buckets; i += every) {
+    if (n > 0 && counts[i] > 0) {
+      xs.push(lower + i * width);
+      ys.push(below[i + 1] / n);
+    }
+  }
+  postResult(result, {
+    milliseconds: performance.now() - start,
+    counted: { values, buckets, width },
+    truth: {
+      values: settings.quantiles.map((q) => (n === 0 ? NaN : truthOf(q))),
+      rankErrors: settings.quantiles.map((q, i) => {
+        const target = Math.floor(q * n);
+        const b = bucketOf(result.values[i]);
+        return Math.max(below[b] - target, 0, target - below[b + 1]);
+      }),
+      cdf: [xs, ys],
+    },
+  });
+}
+
 async function compare(settings: ReleaseSettings, trials: number, counts: number[], methods: string[]): Promise<void> {
   const dpq = await ready;
   const data = columns.get(settings.column);
-  if (data === undefined || largeFile !== undefined) {
-    throw new Error('comparison needs a dataset held in memory (not a streamed file)');
+  if (data === undefined || largeFile !== undefined || parquet !== undefined) {
+    throw new Error('comparison needs a dataset held in memory (not a streamed or counted file)');
   }
   const sorted = Float64Array.from(data, (x) => Math.min(Math.max(x, settings.lower), settings.upper)).sort();
   const rows: CompareRow[] = [];
@@ -390,7 +518,9 @@ async function compare(settings: ReleaseSettings, trials: number, counts: number
 
 // Private bounds for a column, spent from the dataset's session.
 async function estimateBounds(column: string, budget: { epsilon: number } | { rho: number }): Promise<void> {
-  if (largeFile !== undefined) throw new Error('private bounds need the column in memory; this file is streamed');
+  if (largeFile !== undefined || parquet !== undefined) {
+    throw new Error('private bounds need the column in memory; this file is streamed or counted');
+  }
   const data = columns.get(column);
   if (data === undefined) throw new Error('pick a column first');
   try {

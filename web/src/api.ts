@@ -86,6 +86,14 @@ export interface BaseQuantilesOptions {
    * `maxContributions` above 1 (a person's values are not independent).
    */
   interval?: 'sample' | 'population';
+  /**
+   * Bucket the values first, as a database's GROUP BY would (docs/scale.md):
+   * `buckets` equal-width buckets over [lower, upper], each value replaced by
+   * its bucket's lower edge, and grid methods release bucket edges. Exactly
+   * what `releaseFromCounts` releases from those buckets' counts, bit for
+   * bit with the same seed. Not with `step` (the buckets are the grid).
+   */
+  buckets?: number;
 }
 
 /**
@@ -181,6 +189,24 @@ export type QuantilesOptions = (
   | (TreeCdfOptions & PerPersonOptions)
 ) &
   Budget;
+
+/**
+ * Options of `releaseFromCounts`: those of `release` except the ones that
+ * need the rows (`users`, `maxContributions`) or set another grid (`step`,
+ * `buckets`: the number of counts is the number of buckets).
+ */
+export type CountsOptions = QuantilesOptions extends infer O
+  ? O extends unknown
+    ? Omit<O, 'users' | 'maxContributions' | 'buckets' | 'step'>
+    : never
+  : never;
+
+/**
+ * Bucket counts: `counts[i]` rows in bucket i of `counts.length` equal-width
+ * buckets over [lower, upper]. Numbers, or bigints as SQL engines return
+ * counts; each a whole number >= 0.
+ */
+export type CountsData = ArrayLike<number | bigint>;
 
 /** Options of `sanitize`. Exactly one of `epsilon` and `rho`. */
 export type SanitizeOptions = SanitizeShape & PerPersonOptions & Budget;
@@ -314,6 +340,8 @@ export type SessionOptions = SessionBudget & {
 export interface PrivacySession {
   quantiles(data: NumericData, options: QuantilesOptions): Float64Array;
   release(data: NumericData, options: QuantilesOptions): QuantilesRelease;
+  quantilesFromCounts(counts: CountsData, options: CountsOptions): Float64Array;
+  releaseFromCounts(counts: CountsData, options: CountsOptions): QuantilesRelease;
   sanitize(data: NumericData, options: SanitizeOptions): Float64Array;
   /** Private bounds, spent from this session. */
   bounds(data: NumericData, options: BoundsOptions): BoundsRelease;
@@ -343,6 +371,20 @@ export interface DpQuantiles {
   quantiles(data: NumericData, options: QuantilesOptions): Float64Array;
   /** Like `quantiles`, and also reports the privacy spent. */
   release(data: NumericData, options: QuantilesOptions): QuantilesRelease;
+  /**
+   * The counts path (docs/scale.md): private quantiles from bucket counts
+   * that any database computes with one GROUP BY, so no row has to reach
+   * this library. `counts[i]` is the number of rows in bucket i of
+   * `counts.length` equal-width buckets over [lower, upper] (rows below
+   * lower counted in bucket 0, above upper in the last). Grid methods
+   * release bucket lower edges. The same values, bit for bit, as
+   * `release(rows, { ...options, buckets: counts.length })` with the same
+   * seed; the same guarantees. The counts are as sensitive as the rows.
+   * Throws `INVALID_COUNTS` for a count that is not a whole number >= 0.
+   */
+  releaseFromCounts(counts: CountsData, options: CountsOptions): QuantilesRelease;
+  /** Like `releaseFromCounts`, the values only. */
+  quantilesFromCounts(counts: CountsData, options: CountsOptions): Float64Array;
   /**
    * A private synthetic sample (sorted) whose empirical quantiles track the
    * data's: AQ at `size` evenly spaced quantiles (AQ paper, Corollary 3.6).
@@ -387,6 +429,7 @@ const COMMON_KEYS = new Set([
   'confidence',
   'intervalShare',
   'interval',
+  'buckets',
 ]);
 // Every method's own options (the core says which method takes which).
 const METHOD_KEYS = new Set(['step', 'delta', 'jitter', 'scale', 'branching', 'height', 'aggregation', 'cells', 'budget']);
@@ -503,6 +546,7 @@ function buildSpec(options: unknown): WasmReleaseSpec {
   checkNumber('maxContributions', options.maxContributions, true);
   checkNumber('confidence', options.confidence, true);
   checkNumber('intervalShare', options.intervalShare, true);
+  checkNumber('buckets', options.buckets, true);
   if (options.interval !== undefined && typeof options.interval !== 'string') {
     fail('INVALID_OPTION', `interval must be 'sample' or 'population', got ${kindOf(options.interval)}`);
   }
@@ -518,7 +562,32 @@ function buildSpec(options: unknown): WasmReleaseSpec {
     confidence: options.confidence as number | undefined,
     intervalShare: options.intervalShare as number | undefined,
     interval: options.interval as string | undefined,
+    buckets: options.buckets as number | undefined,
   };
+}
+
+/** Counts as doubles for the core; bigints must be safe integers. */
+function checkCounts(counts: unknown): Float64Array {
+  if (typeof counts !== 'object' || counts === null || typeof (counts as ArrayLike<unknown>).length !== 'number') {
+    fail('INVALID_ARGUMENT', 'counts must be an array (or typed array) of numbers or bigints, one per bucket');
+  }
+  const list = counts as ArrayLike<unknown>;
+  if (list instanceof Float64Array) return list;
+  const out = new Float64Array(list.length);
+  for (let i = 0; i < list.length; i++) {
+    const c = list[i];
+    if (typeof c === 'number') {
+      out[i] = c;
+    } else if (typeof c === 'bigint') {
+      if (c < 0n || c > BigInt(Number.MAX_SAFE_INTEGER)) {
+        fail('INVALID_COUNTS', `counts[${i}] must be a whole number from 0 to 2^53 - 1, got ${c}`);
+      }
+      out[i] = Number(c);
+    } else {
+      fail('INVALID_ARGUMENT', `counts[${i}] is ${kindOf(c)}; every count must be a number or a bigint`);
+    }
+  }
+  return out;
 }
 
 /**
@@ -689,6 +758,39 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     );
   }
 
+  function releaseFromCounts(counts: CountsData, options: CountsOptions, session?: WasmSession): QuantilesRelease {
+    const buckets = checkCounts(counts);
+    checkObject(options);
+    for (const key of ['users', 'maxContributions', 'buckets', 'step']) {
+      if ((options as Record<string, unknown>)[key] !== undefined) {
+        fail(
+          'INVALID_OPTION',
+          key === 'users' || key === 'maxContributions'
+            ? `${key} does not apply to counts: they do not say whose rows they are`
+            : `${key} does not apply to counts: the buckets are the grid (counts.length of them over [lower, upper])`,
+        );
+      }
+    }
+    const spec = buildSpec(options);
+    if (session !== undefined) spec.session = session;
+    const quantiles = checkNumbers('quantiles', options.quantiles);
+    if (buckets.length > MAX_VALUES) fail('TOO_LARGE', `${buckets.length} buckets; at most ${MAX_VALUES} fit the WebAssembly heap`);
+    const m = quantiles.length;
+    const withIntervals = spec.confidence !== undefined;
+    return withHeap([buckets, quantiles], withIntervals ? 3 * m : m, ([countsAt, quantilesAt], out) => {
+      const result = module.releaseFromCounts(countsAt, buckets.length, quantilesAt, m, out, spec);
+      const at = out / 8;
+      const intervals = withIntervals
+        ? {
+            low: module.HEAPF64.slice(at + m, at + 2 * m),
+            high: module.HEAPF64.slice(at + 2 * m, at + 3 * m),
+            confidence: spec.confidence as number,
+          }
+        : undefined;
+      return toRelease(result, module.HEAPF64.slice(at, at + m), intervals);
+    });
+  }
+
   function sanitize(
     data: Float64Array | ArrayLike<number>,
     options: SanitizeOptions,
@@ -784,6 +886,8 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     const made: Omit<PrivacySession, typeof Symbol.dispose> = {
       quantiles: (data, releaseOptions) => release(data, releaseOptions, live()).values,
       release: (data, releaseOptions) => release(data, releaseOptions, live()),
+      quantilesFromCounts: (counts, countsOptions) => releaseFromCounts(counts, countsOptions, live()).values,
+      releaseFromCounts: (counts, countsOptions) => releaseFromCounts(counts, countsOptions, live()),
       sanitize: (data, sanitizeOptions) => sanitize(data, sanitizeOptions, live()),
       bounds: (data, boundsOptions) => bounds(data, boundsOptions, live()),
       releaseStream(stream, streamOptions) {
@@ -823,6 +927,8 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
   return {
     quantiles: (data, options) => release(data, options).values,
     release: (data, options) => release(data, options),
+    quantilesFromCounts: (counts, options) => releaseFromCounts(counts, options).values,
+    releaseFromCounts: (counts, options) => releaseFromCounts(counts, options),
     sanitize: (data, options) => sanitize(data, options),
     bounds: (data, options) => bounds(data, options),
     createStream,

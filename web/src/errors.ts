@@ -16,6 +16,7 @@ export type DpQuantilesErrorCode =
   | 'ENTROPY_UNAVAILABLE'
   | 'BUDGET_EXCEEDED'
   | 'NOT_ENOUGH_DATA'
+  | 'INVALID_COUNTS'
   | 'INVALID_ARGUMENT';
 
 /** Thrown for every invalid input; the instance that threw keeps working. */

@@ -10,6 +10,8 @@ export type {
   BoundsRelease,
   ConfidenceIntervals,
   Budget,
+  CountsData,
+  CountsOptions,
   DpQuantiles,
   HsJointExpOptions,
   InverseSensitivityOptions,

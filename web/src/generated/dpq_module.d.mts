@@ -41,6 +41,8 @@ export interface WasmReleaseSpec {
   intervalShare?: number;
   /** 'sample' (default) or 'population'. */
   interval?: string;
+  /** Bucketed release: values become bucket lower edges (docs/scale.md). */
+  buckets?: number;
 }
 
 export interface WasmSanitizeSpec {
@@ -125,6 +127,14 @@ export interface DpqWasmModule {
   HEAP8: Int8Array;
   _malloc(bytes: number): number;
   _free(address: number): void;
+  releaseFromCounts(
+    countsAddress: number,
+    bucketCount: number,
+    quantilesAddress: number,
+    quantileCount: number,
+    outAddress: number,
+    spec: WasmReleaseSpec,
+  ): WasmReleaseResult;
   release(
     dataAddress: number,
     count: number,

@@ -1,0 +1,217 @@
+// The counts path: releasing from bucket counts is releasing the bucketed
+// records, bit for bit, for every method.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/prepare.h"
+#include "core/random.h"
+#include "core/release.h"
+
+namespace dpq {
+namespace {
+
+// Records away from bucket edges (so any engine's floor agrees), with an
+// atom, values clamped at both ends, and a gap.
+std::vector<double> Records(double lower, double width, size_t buckets,
+                            uint64_t seed) {
+  SeededRandom rng(seed);
+  std::vector<double> values;
+  for (int i = 0; i < 400; ++i) {
+    const double u = UniformDouble(rng);
+    const auto bucket = static_cast<double>(
+        i % 5 == 0 ? buckets / 3 : UniformInteger(rng, buckets / 2));
+    values.push_back(lower + (bucket + 0.1 + 0.8 * u) * width);
+  }
+  values.push_back(lower - 50);  // clamped up
+  values.push_back(lower + static_cast<double>(buckets) * width + 7);  // down
+  return values;
+}
+
+// counts[i] by the formula a database uses: floor((x - lower) / w), clamped.
+std::vector<double> Counts(const std::vector<double>& values, double lower,
+                           double width, size_t buckets) {
+  std::vector<double> counts(buckets, 0);
+  for (double x : values) {
+    const double b = std::floor((x - lower) / width);
+    counts[static_cast<size_t>(
+        std::min(std::max(b, 0.0), static_cast<double>(buckets - 1)))] += 1;
+  }
+  return counts;
+}
+
+struct Case {
+  std::string method;
+  std::vector<std::pair<std::string, double>> options;
+  std::vector<std::pair<std::string, std::string>> text_options;
+};
+
+TEST(CountsTest, EveryMethodReleasesTheSameBitForBit) {
+  const std::vector<Case> cases = {
+      {"aq", {}, {}},
+      {"jointexp", {}, {}},
+      {"inverse-sensitivity", {}, {}},
+      {"hs-jointexp", {}, {}},
+      {"hs-jointexp", {}, {{"jitter", "gaussian"}}},
+      {"appindexp", {}, {}},
+      {"appindexp", {{"delta", 1e-6}}, {}},
+      {"aggtree", {}, {}},
+      {"tree-cdf", {}, {}},
+  };
+  ASSERT_EQ(ReleaseMethods().size(), 7u);  // a new method joins this test
+  for (const auto& shape : std::vector<std::pair<double, size_t>>{
+           {1.0, 100}, {2.5, 37}, {0.001, 5000}}) {
+    const double lower = -10;
+    const double width = shape.first;
+    const size_t buckets = shape.second;
+    const double upper = lower + width * static_cast<double>(buckets);
+    const std::vector<double> values = Records(lower, width, buckets, 7);
+    const std::vector<double> counts = Counts(values, lower, width, buckets);
+    for (const Case& c : cases) {
+      for (int variant = 0; variant < 3; ++variant) {
+        ReleaseRequest request;
+        request.lower = lower;
+        request.upper = upper;
+        request.quantiles = {0.9, 0.1, 0.5, 0.5};
+        request.method = c.method;
+        request.options = c.options;
+        request.text_options = c.text_options;
+        request.seed = 42 + variant;
+        if (variant == 1) {
+          request.rho = 0.5;
+        } else {
+          request.epsilon = 2;
+        }
+        if (c.method == "appindexp" && !c.options.empty()) {
+          request.rho.reset();
+          request.epsilon = 2;
+        }
+        if (variant == 2) {
+          request.confidence = 0.9;
+          if (c.method != "inverse-sensitivity")
+            request.interval = "population";
+        }
+        std::vector<double> copy = values;
+        std::vector<double> raw_out(4);
+        ReleaseRequest raw = request;
+        raw.buckets = static_cast<double>(buckets);
+        const StatusOr<ReleaseReport> from_raw =
+            ReleaseQuantiles(copy.data(), copy.size(), raw, raw_out.data());
+        std::vector<double> counts_out(4);
+        const StatusOr<ReleaseReport> from_counts = ReleaseFromCounts(
+            counts.data(), counts.size(), request, counts_out.data());
+        const std::string what = c.method + " variant " +
+                                 std::to_string(variant) + " buckets " +
+                                 std::to_string(buckets);
+        ASSERT_TRUE(from_raw.ok()) << what << from_raw.status().message();
+        ASSERT_TRUE(from_counts.ok()) << what << from_counts.status().message();
+        for (size_t i = 0; i < 4; ++i) {
+          // Bit for bit: equal doubles, not merely close.
+          EXPECT_EQ(raw_out[i], counts_out[i]) << what << " quantile " << i;
+        }
+        EXPECT_EQ(from_raw.value().interval_low,
+                  from_counts.value().interval_low)
+            << what;
+        EXPECT_EQ(from_raw.value().interval_high,
+                  from_counts.value().interval_high)
+            << what;
+        // Grid methods release bucket edges.
+        if (c.method != "aggtree" && c.method != "tree-cdf") {
+          for (double v : counts_out) {
+            const double k = std::round((v - lower) / width);
+            EXPECT_NEAR(v, lower + k * width, 1e-9 * width) << what;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(CountsTest, IntegerCountsReleaseAnAtomAsItself) {
+  // Hours per week as a database would group them: 0..99 in buckets of 1,
+  // half the rows at 40.
+  std::vector<double> counts(100, 3);
+  counts[40] = 300;
+  ReleaseRequest request;
+  request.lower = 0;
+  request.upper = 100;
+  request.quantiles = {0.5};
+  request.epsilon = 1;
+  int exact = 0;
+  for (int trial = 0; trial < 20; ++trial) {
+    double out = 0;
+    ASSERT_TRUE(
+        ReleaseFromCounts(counts.data(), counts.size(), request, &out).ok());
+    if (out == 40) ++exact;
+    EXPECT_EQ(out, std::floor(out));
+  }
+  EXPECT_GE(exact, 19);
+}
+
+TEST(CountsTest, BadCountsAndOptionsAreTypedErrors) {
+  ReleaseRequest request;
+  request.lower = 0;
+  request.upper = 10;
+  request.quantiles = {0.5};
+  request.epsilon = 1;
+  double out = 0;
+  for (double bad : {-1.0, 1.5, std::nan(""), HUGE_VAL, 1e300}) {
+    const std::vector<double> counts = {1, bad, 2};
+    const StatusOr<ReleaseReport> report =
+        ReleaseFromCounts(counts.data(), counts.size(), request, &out);
+    EXPECT_EQ(report.status().code(), StatusCode::kInvalidCounts);
+    EXPECT_NE(report.status().message().find("counts[1]"), std::string::npos);
+  }
+  const std::vector<double> counts = {1, 2, 3};
+  // Whose rows: unknown.
+  const std::vector<uint32_t> users = {0, 1, 2};
+  ReleaseRequest per_person = request;
+  per_person.users = users.data();
+  per_person.max_contributions = 1;
+  EXPECT_EQ(
+      ReleaseFromCounts(counts.data(), 3, per_person, &out).status().code(),
+      StatusCode::kInvalidOption);
+  // The buckets are the grid: no step, no other number of buckets.
+  ReleaseRequest step = request;
+  step.options = {{"step", 1.0}};
+  EXPECT_EQ(ReleaseFromCounts(counts.data(), 3, step, &out).status().code(),
+            StatusCode::kInvalidOption);
+  ReleaseRequest other = request;
+  other.buckets = 4;
+  EXPECT_EQ(ReleaseFromCounts(counts.data(), 3, other, &out).status().code(),
+            StatusCode::kInvalidOption);
+  EXPECT_EQ(ReleaseFromCounts(counts.data(), 0, request, &out).status().code(),
+            StatusCode::kInvalidOption);
+  // Too many buckets for the bounds' doubles.
+  ReleaseRequest tiny = request;
+  tiny.lower = 1;
+  tiny.upper = 1 + 1e-12;
+  std::vector<double> many(1 << 20, 1);
+  EXPECT_EQ(
+      ReleaseFromCounts(many.data(), many.size(), tiny, &out).status().code(),
+      StatusCode::kInvalidOption);
+  // More records than a release takes: TOO_LARGE (private: the owner's).
+  const std::vector<double> huge = {4e9, 1};
+  EXPECT_EQ(ReleaseFromCounts(huge.data(), 2, request, &out).status().code(),
+            StatusCode::kTooLarge);
+  // All zero: a release from no records, like the raw path's.
+  const std::vector<double> zeros = {0, 0, 0};
+  EXPECT_TRUE(ReleaseFromCounts(zeros.data(), 3, request, &out).ok());
+  // Raw path: buckets with step, or not whole.
+  std::vector<double> data = {1, 2, 3};
+  ReleaseRequest raw = step;
+  raw.buckets = 3;
+  EXPECT_EQ(ReleaseQuantiles(data.data(), 3, raw, &out).status().code(),
+            StatusCode::kInvalidOption);
+  raw = request;
+  raw.buckets = 2.5;
+  EXPECT_EQ(ReleaseQuantiles(data.data(), 3, raw, &out).status().code(),
+            StatusCode::kInvalidOption);
+}
+
+}  // namespace
+}  // namespace dpq

@@ -116,5 +116,58 @@ for (const inverse of [1000, 10000]) {
   console.log(`| 1e-${Math.log10(inverse)} | ${(nativeRate / 1e6).toFixed(1)} M/s | ${(wasmRate / 1e6).toFixed(1)} M/s | ${(nativeRate / wasmRate).toFixed(2)} |`);
 }
 
+// The scale targets (issue 12), each next to its measurement.
+{
+  const m100 = Array.from({ length: 100 }, (_, i) => (i + 1) / 101);
+  const aq100 = rows.find((r) => r.m === 100);
+  // From counts: 2^20 buckets holding the same 10^6 values.
+  const buckets = 1 << 20;
+  const counts = new Float64Array(buckets);
+  for (const x of data) counts[Math.min(Math.floor((x / 100) * buckets), buckets - 1)]++;
+  const countsOptions = { lower: 0, upper: 100, quantiles: m100, epsilon: 1 };
+  dpq.quantilesFromCounts(counts, countsOptions);
+  const countsMs = median(
+    Array.from({ length: 7 }, () => {
+      const start = performance.now();
+      dpq.quantilesFromCounts(counts, countsOptions);
+      return performance.now() - start;
+    }),
+  );
+  // Per call at the AQ paper's size: n = 1,000, m = 120.
+  const small = data.subarray(0, 1000);
+  const m120 = Array.from({ length: 120 }, (_, i) => (i + 1) / 121);
+  const smallOptions = { lower: 0, upper: 100, quantiles: m120, epsilon: 1 };
+  for (let i = 0; i < 200; i++) dpq.quantiles(small, smallOptions);
+  const calls = 2000;
+  const callStart = performance.now();
+  for (let i = 0; i < calls; i++) dpq.quantiles(small, smallOptions);
+  const perCallMs = (performance.now() - callStart) / calls;
+  const pushEntry = native.benchmarks.find((b) => b.name === 'BM_GkInsert/10000');
+  const pushSeconds = median(
+    Array.from({ length: 3 }, () => {
+      const stream = dpq.createStream({ lower: 0, upper: 100, alpha: 1e-4 });
+      const start = performance.now();
+      for (let at = 0; at < pushData.length; at += 1 << 16) stream.push(pushData.subarray(at, at + (1 << 16)));
+      const elapsed = (performance.now() - start) / 1000;
+      stream.dispose();
+      return elapsed;
+    }),
+  );
+  const pushRate = pushData.length / pushSeconds / 1e6;
+  const targets = [
+    ['AQ, n = 10^6, m = 100, WASM through the package / Float64Array sort', aq100.wasmMs / jsSortMs, '<= 0.3', aq100.wasmMs / jsSortMs <= 0.3, `${f(aq100.wasmMs)} / ${f(jsSortMs)} ms`],
+    ['from counts, 2^20 buckets (10^6 values), m = 100 (ms)', countsMs, '<= 10', countsMs <= 10, ''],
+    ['AQ, n = 1,000, m = 120, per call through the package (ms)', perCallMs, '<= 0.04', perCallMs <= 0.04, `authors' Python AQ: 4-8 ms, so ${(6 / perCallMs).toFixed(0)}x`],
+    ['AQ, n = 10^6, m = 100: WASM / native', aq100.wasmMs / aq100.nativeAqMs, '<= 1.3', aq100.wasmMs / aq100.nativeAqMs <= 1.3, ''],
+    ['stream pushes, alpha = 1e-4, WASM on one core (M values/s)', pushRate, '>= 20', pushRate >= 20, pushEntry ? `native ${(pushEntry.items_per_second / 1e6).toFixed(1)} M/s` : ''],
+  ];
+  console.log('\nScale targets (issue 12), measured in this process:\n');
+  console.log('| target | measured | goal | met | note |');
+  console.log('|---|---:|---|---|---|');
+  for (const [name, value, goal, met, note] of targets) {
+    console.log(`| ${name} | ${value < 1 ? value.toFixed(3) : value.toFixed(2)} | ${goal} | ${met ? 'yes' : 'no'} | ${note} |`);
+  }
+}
+
 const moduleBytes = readFileSync(new URL('../dist/generated/dpq_module.mjs', import.meta.url)).length;
 console.log(`module: ${(moduleBytes / 1024).toFixed(0)} KiB (one file, WASM inlined); load + instantiate ${f(loadMs)} ms`);

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "core/prepare.h"
 
@@ -162,6 +163,10 @@ void GkSketch::Flush() {
   tuples_.swap(merged);
   buffer_.clear();
 
+  Compress();
+}
+
+void GkSketch::Compress() {
   // COMPRESS: merge tuple i into i + 1 while the result keeps
   // g + delta <= floor(2 alpha n), within a bin, never touching the first
   // and last tuple. One pass from the right.
@@ -185,6 +190,63 @@ void GkSketch::Flush() {
   }
   tuples_[--write] = tuples_[0];
   tuples_.erase(tuples_.begin(), tuples_.begin() + write);
+}
+
+Status GkSketch::Merge(GkSketch other) {
+  if (other.lower_ != lower_ || other.upper_ != upper_ ||
+      other.alpha_ != alpha_ || other.bins_ != bins_) {
+    return Status(StatusCode::kInvalidOption,
+                  "only streams with the same lower, upper, alpha and bins "
+                  "can be merged");
+  }
+  Flush();
+  other.Flush();
+  const std::vector<GkTuple>& a = tuples_;
+  const std::vector<GkTuple>& b = other.tuples_;
+  // Rank bounds of each tuple within its own sketch.
+  auto bounds = [](const std::vector<GkTuple>& tuples) {
+    std::vector<std::pair<uint64_t, uint64_t>> out(tuples.size());
+    uint64_t r_min = 0;
+    for (size_t i = 0; i < tuples.size(); ++i) {
+      r_min += tuples[i].g;
+      out[i] = {r_min, r_min + tuples[i].delta};
+    }
+    return out;
+  };
+  const auto ra = bounds(a);
+  const auto rb = bounds(b);
+  const uint64_t na = count_;
+  const uint64_t nb = other.count_;
+  std::vector<GkTuple> merged;
+  merged.reserve(a.size() + b.size());
+  uint64_t previous_min = 0;
+  size_t i = 0;
+  size_t j = 0;
+  while (i < a.size() || j < b.size()) {
+    // This sketch's tuple first at equal values (stable: `other` is later).
+    const bool from_a =
+        j == b.size() || (i < a.size() && a[i].value <= b[j].value);
+    uint64_t r_min;
+    uint64_t r_max;
+    int64_t value;
+    if (from_a) {
+      value = a[i].value;
+      r_min = ra[i].first + (j > 0 ? rb[j - 1].first : 0);
+      r_max = ra[i].second + (j < b.size() ? rb[j].second - 1 : nb);
+      ++i;
+    } else {
+      value = b[j].value;
+      r_min = rb[j].first + (i > 0 ? ra[i - 1].first : 0);
+      r_max = rb[j].second + (i < a.size() ? ra[i].second - 1 : na);
+      ++j;
+    }
+    merged.push_back({value, r_min - previous_min, r_max - r_min});
+    previous_min = r_min;
+  }
+  tuples_.swap(merged);
+  count_ = na + nb;
+  Compress();
+  return Status::Ok();
 }
 
 int64_t GkSketch::QuantileValue(uint64_t rank) {

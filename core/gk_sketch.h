@@ -78,6 +78,27 @@ class GkSketch {
   // Lemma 3.6 its true rank is within alpha n of `rank`. Flushes first.
   int64_t QuantileValue(uint64_t rank);
 
+  // Merges `other` (a sketch of other values, with the same bounds, alpha
+  // and bins) into this one: afterwards this sketch summarises both streams
+  // with every invariant above at n = the two counts together, so ranks are
+  // still answered within alpha n and bin counts are exact. Merging in any
+  // order or tree shape keeps that (the error does not add up). A value of
+  // `other` equal to one of this sketch's goes after it, as a later insert
+  // would. INVALID_OPTION when the parameters differ.
+  //
+  // Proof. For a tuple of this sketch with rank bounds [r, R] among its own
+  // n1 values, the other sketch's values before it (in merged order) are at
+  // least r' of the last other tuple before it (0 if none) and at most
+  // R'' - 1 of the first other tuple after it (n2 if none). So it gets
+  // [r + r', R + R'' - 1], and the tuple after it in merged order, of either
+  // sketch, gets g + delta <= (g1 + delta1) + (g2 + delta2) - 1 <=
+  // max(1, floor(2 alpha (n1 + n2))) with (g1, delta1), (g2, delta2) the
+  // two sketches' consecutive tuples bracketing the pair. Tuples of the
+  // other sketch likewise (this sketch's equal values counted before them).
+  // The last tuple of a bin gets r + r' = both sketches' exact counts up to
+  // that bin, so bin counts stay exact; COMPRESS follows at the new n.
+  Status Merge(GkSketch other);
+
   // Versioned bytes with a checksum.
   std::vector<uint8_t> Serialize();
   // CORRUPT_DATA for anything Serialize did not write: wrong magic, version,
@@ -85,6 +106,9 @@ class GkSketch {
   static StatusOr<GkSketch> Deserialize(const uint8_t* bytes, size_t size);
 
  private:
+  // COMPRESS (see the header) at the current count.
+  void Compress();
+
   double lower_;
   double upper_;
   double alpha_;

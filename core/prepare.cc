@@ -6,6 +6,7 @@
 #include <limits>
 #include <numeric>
 #include <string>
+#include <vector>
 
 namespace dpq {
 OutputGrid OutputGrid::ForBounds(double lower, double upper) {
@@ -266,6 +267,42 @@ void ConvertToPoints(double* sorted_values, size_t count,
   for (size_t i = 0; i < count; ++i) {
     sorted_values[i] = static_cast<double>(grid.PointOf(sorted_values[i]));
   }
+}
+
+void SortToPoints(double* values, size_t count, const OutputGrid& grid) {
+  if (count < kRadixMinRecords || grid.steps() >= (int64_t{1} << 32) - 1) {
+    std::sort(values, values + count);
+    ConvertToPoints(values, count, grid);
+    return;
+  }
+  std::vector<uint32_t> keys(count);
+  std::vector<uint32_t> scratch(count);
+  for (size_t i = 0; i < count; ++i) {
+    keys[i] = static_cast<uint32_t>(grid.PointOf(values[i]));
+  }
+  // Only the digits the largest point needs.
+  constexpr int kDigitBits = 11;
+  constexpr size_t kDigits = size_t{1} << kDigitBits;
+  int bits = 0;
+  while (bits < 32 && (static_cast<uint64_t>(grid.steps()) >> bits) != 0) {
+    ++bits;
+  }
+  std::vector<size_t> offsets(kDigits);
+  for (int shift = 0; shift < bits; shift += kDigitBits) {
+    std::fill(offsets.begin(), offsets.end(), 0);
+    for (uint32_t key : keys) ++offsets[(key >> shift) & (kDigits - 1)];
+    size_t total = 0;
+    for (size_t& offset : offsets) {
+      const size_t here = offset;
+      offset = total;
+      total += here;
+    }
+    for (uint32_t key : keys) {
+      scratch[offsets[(key >> shift) & (kDigits - 1)]++] = key;
+    }
+    keys.swap(scratch);
+  }
+  for (size_t i = 0; i < count; ++i) values[i] = static_cast<double>(keys[i]);
 }
 
 int64_t FloorProduct(double q, int64_t n) {

@@ -156,6 +156,16 @@ Status ClampAndSort(double* values, size_t count, double lower, double upper);
 void ConvertToPoints(double* sorted_values, size_t count,
                      const OutputGrid& grid);
 
+// The prepared form straight from clamped values in any order: each value
+// to its nearest grid point (PointOf), then sorted. The same array as
+// sorting and then ConvertToPoints (PointOf is monotone), but the sort is
+// an LSD radix sort on 32-bit point indices (11-bit digits: two passes on
+// the default 2^20-step grid) when the grid has under 2^32 steps and there
+// are at least kRadixMinRecords records; std::sort otherwise. Uses 8 bytes
+// per record of scratch for the radix sort.
+constexpr size_t kRadixMinRecords = 2048;
+void SortToPoints(double* values, size_t count, const OutputGrid& grid);
+
 // Exact floor(q * n) for q in [0, 1] (no floating-point rounding across an
 // integer).
 int64_t FloorProduct(double q, int64_t n);

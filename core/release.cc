@@ -101,10 +101,9 @@ StatusOr<OutputGrid> ReleaseGrid(const Context& c) {
   return RequestGrid(c.request);
 }
 
-// Sorts the records and maps them to their grid points: the prepared form.
+// Maps the records to their grid points and sorts them: the prepared form.
 void PrepareOnGrid(double* data, size_t count, const OutputGrid& grid) {
-  std::sort(data, data + count);
-  ConvertToPoints(data, count, grid);
+  SortToPoints(data, count, grid);
 }
 
 // The release grid, with the records prepared on it and its resolution

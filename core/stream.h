@@ -47,6 +47,14 @@ class QuantileStream {
   // Adds values; NON_FINITE_VALUE names the first bad one's index, and then
   // nothing of this chunk is added. Values outside the bounds are clamped.
   Status Push(const double* values, size_t count);
+  // Merges `other`'s sketch into this one (gk_sketch.h, GkSketch::Merge):
+  // this stream then summarises both streams' values with the same alpha,
+  // and its releases keep their guarantees (the sketch invariants they rest
+  // on hold at the merged count; bin counts add exactly). `other` is not
+  // changed. INVALID_OPTION unless lower, upper, alpha and bins match.
+  Status Merge(const QuantileStream& other) {
+    return sketch_.Merge(other.sketch_);
+  }
   uint64_t count() const { return sketch_.count(); }
   size_t MemoryBytes() const { return sketch_.MemoryBytes(); }
   std::vector<uint8_t> Serialize() { return sketch_.Serialize(); }

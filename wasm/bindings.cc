@@ -245,7 +245,8 @@ dpq::ReleaseRequest ReadRequest(const val& spec, uint32_t quantile_count,
   request.buckets = OptionalNumber(spec, "buckets");
   const std::string& method = request.method;
   const double m = quantile_count;
-  *need = 32.0 * m + 8.0 * n;
+  // The inputs' copies, and the radix sort's two key arrays (prepare.h).
+  *need = 32.0 * m + 16.0 * n;
   if (method == "jointexp" || method == "inverse-sensitivity" ||
       method == "hs-jointexp") {
     *need += 16.0 * m * (n + 1);
@@ -403,6 +404,16 @@ class WasmStream {
     return StatusResult(
         stream_->Push(HeapPointer<const double>(data_address), count));
   }
+  // Merges `other` into this stream (stream.h); `other` is not changed. The
+  // merge holds a copy of `other`'s sketch and the merged tuples.
+  WasmReleaseResult Merge(const WasmStream& other) {
+    const dpq::Status room =
+        RequireHeap(2.0 * static_cast<double>(stream_->MemoryBytes() +
+                                              other.stream_->MemoryBytes()),
+                    "merging streams");
+    if (!room.ok()) return StatusResult(room);
+    return StatusResult(stream_->Merge(*other.stream_));
+  }
   double Count() const { return static_cast<double>(stream_->count()); }
   double MemoryBytes() const {
     return static_cast<double>(stream_->MemoryBytes());
@@ -498,6 +509,7 @@ EMSCRIPTEN_BINDINGS(dp_quantiles) {
   emscripten::class_<WasmStream>("Stream")
       .function("status", &WasmStream::status)
       .function("push", &WasmStream::Push)
+      .function("merge", &WasmStream::Merge)
       .function("count", &WasmStream::Count)
       .function("memoryBytes", &WasmStream::MemoryBytes)
       .function("release", &WasmStream::Release)

@@ -284,3 +284,41 @@ TEST(SortDistinctQuantilesTest, DeduplicatesAndMapsBack) {
 
 }  // namespace
 }  // namespace dpq
+
+namespace dpq {
+namespace {
+
+// The radix path gives exactly the array sorting then mapping gives, on
+// every kind of grid, below and above the radix threshold, with atoms and
+// values on both bounds.
+TEST(SortToPointsTest, IsSortingThenMappingExactly) {
+  SeededRandom rng(5);
+  std::vector<OutputGrid> grids = {
+      OutputGrid::Default(-20, 120), OutputGrid::Default(0, 1e-300),
+      OutputGrid(0, 1, 7), OutputGrid(-3, 3, 4096, 6.0 / 4096)};
+  // Over 2^32 steps: the std::sort path.
+  grids.push_back(OutputGrid::ForBounds(0, 1));
+  ASSERT_GT(grids.back().steps(), int64_t{1} << 32);
+  for (const OutputGrid& grid : grids) {
+    for (size_t n : {size_t{0}, size_t{1}, kRadixMinRecords - 1,
+                     kRadixMinRecords, size_t{100000}}) {
+      std::vector<double> values(n);
+      const double range = grid.upper() - grid.lower();
+      for (size_t i = 0; i < n; ++i) {
+        const double u = UniformDouble(rng);
+        values[i] = i % 7 == 0   ? grid.lower()
+                    : i % 7 == 1 ? grid.upper()
+                    : i % 7 == 2 ? grid.lower() + range / 3
+                                 : grid.lower() + u * range;
+      }
+      std::vector<double> expected = values;
+      std::sort(expected.begin(), expected.end());
+      ConvertToPoints(expected.data(), n, grid);
+      SortToPoints(values.data(), n, grid);
+      ASSERT_EQ(values, expected) << "steps " << grid.steps() << " n " << n;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dpq

@@ -59,6 +59,28 @@ async function checkSmokePage(pageOrigin: string): Promise<string[]> {
   expect(person).toMatchObject({ neighbouring: 'add-remove-user', k: 1 });
   expect(person.median).toBeGreaterThan(40);
   expect(person.median).toBeLessThan(60);
+  // Session, bounds, intervals of both kinds and counts, in the browser.
+  const toolkit = result as {
+    bounds: [number, number];
+    intervals: [number, number, string];
+    population: [number, number, string];
+    fromCounts: number;
+    spent: number;
+    overspend: string;
+  };
+  expect(toolkit.bounds[0]).toBeLessThanOrEqual(1);
+  expect(toolkit.bounds[1]).toBeGreaterThanOrEqual(99);
+  expect(toolkit.intervals[2]).toBe('sample');
+  expect(toolkit.population[2]).toBe('population');
+  for (const [low, high] of [toolkit.intervals, toolkit.population]) {
+    expect(low).toBeLessThanOrEqual(50);
+    expect(high).toBeGreaterThanOrEqual(49);
+  }
+  // Bucket lower edges: a whole number near the median.
+  expect(toolkit.fromCounts).toBe(Math.round(toolkit.fromCounts));
+  expect(Math.abs(toolkit.fromCounts - 50)).toBeLessThan(10);
+  expect(toolkit.spent).toBeCloseTo(7, 9);
+  expect(toolkit.overspend).toBe('BUDGET_EXCEEDED');
   // Nothing leaves the machine.
   expect(foreign).toEqual([]);
   await page.close();

@@ -37,6 +37,44 @@ describe('streams', () => {
     stream.dispose();
   });
 
+  it('merge: shards sketched apart, one serialized, answer like one stream', () => {
+    const shards = Array.from({ length: 4 }, () => dpq.createStream({ lower: 0, upper: 100, alpha: 1e-3 }));
+    const all: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const chunk = lcgData(10_000, i + 7).map((x) => (i % 4 === 0 ? x / 2 : x));
+      shards[i % 4].push(chunk);
+      all.push(...chunk);
+    }
+    // A shard that travelled as bytes (a worker or another machine).
+    const travelled = dpq.loadStream(shards[3].serialize());
+    shards[3].dispose();
+    const merged = shards[0];
+    merged.merge(shards[1]);
+    shards[2].merge(travelled);
+    merged.merge(shards[2]);
+    expect(merged.count).toBe(400_000);
+    expect(shards[1].count).toBe(100_000); // unchanged
+    // At a large epsilon exp-gk returns a value whose sketch rank interval
+    // holds the target: at most 2 alpha n (800 ranks) from it. hist-gk is
+    // within about a bin (0.1) of the truth.
+    const sorted = Float64Array.from(all).sort();
+    const quantiles = [0.05, 0.25, 0.5, 0.75, 0.95];
+    const release = merged.release({ quantiles, epsilon: 1e4, method: 'exp-gk', seed: 1 });
+    quantiles.forEach((q, i) => {
+      const rank = sorted.findIndex((x) => x >= release.values[i]);
+      expect(Math.abs(rank - q * all.length)).toBeLessThanOrEqual(800 + 2);
+    });
+    const hist = merged.release({ quantiles, epsilon: 10, method: 'hist-gk', seed: 1 });
+    quantiles.forEach((q, i) => expect(Math.abs(hist.values[i] - sorted[Math.floor(q * all.length)])).toBeLessThan(0.5));
+    // Only like with like.
+    const other = dpq.createStream({ lower: 0, upper: 100, alpha: 1e-2 });
+    expect(code(() => merged.merge(other))).toBe('INVALID_OPTION');
+    expect(code(() => merged.merge(merged))).toBe('INVALID_ARGUMENT');
+    expect(code(() => merged.merge({} as never))).toBe('INVALID_ARGUMENT');
+    expect(code(() => merged.merge(shards[3]))).toBe('INVALID_STATE');
+    for (const s of [merged, shards[1], shards[2], travelled, other]) s.dispose();
+  });
+
   it('serialize and load round-trip: the same seed gives the same release', () => {
     const stream = dpq.createStream({ lower: -10, upper: 110, alpha: 0.01, bins: 256 });
     stream.push(lcgData(20_000, 3));

@@ -48,6 +48,15 @@ export interface StreamRelease {
 export interface QuantileStream {
   /** Adds values; a chunk with a non-finite value adds nothing and throws. */
   push(chunk: NumericData): void;
+  /**
+   * Adds everything `other` summarises: afterwards this stream answers for
+   * both streams' values with the same `alpha` (rank error alpha n at the
+   * merged n), and releases keep their guarantees. For sketches built in
+   * parallel, by Web Workers over parts of a file or by shards that sent
+   * their `serialize()` bytes (`dpq.loadStream`). `other` is unchanged.
+   * INVALID_OPTION unless both have the same lower, upper, alpha and bins.
+   */
+  merge(other: QuantileStream): void;
   /** Values added so far (the data owner's view: not private). */
   readonly count: number;
   /** Bytes of WebAssembly memory the sketch holds. */
@@ -92,6 +101,9 @@ const registry =
       })
     : undefined;
 
+
+/** Internal: each stream's live embind handle, for merging. */
+const handleOf = new WeakMap<object, () => WasmStream>();
 
 /** Internal: each stream's release with a session to spend from. */
 export const releaseInSession = new WeakMap<object, (options: StreamQuantilesOptions, session: WasmSession) => StreamRelease>();
@@ -183,6 +195,13 @@ export function wrapStream(
       const values = copyNumbers('chunk', chunk);
       withBuffer(values, 0, (at) => check(target.push(at, values.length)));
     },
+    merge(other) {
+      const target = live();
+      const source = typeof other === 'object' && other !== null ? handleOf.get(other) : undefined;
+      if (source === undefined) fail('INVALID_ARGUMENT', 'merge takes a stream from createStream or loadStream');
+      if (source() === target) fail('INVALID_ARGUMENT', 'a stream cannot be merged into itself');
+      check(target.merge(source()));
+    },
     get count() {
       return live().count();
     },
@@ -201,6 +220,7 @@ export function wrapStream(
     },
   };
   releaseInSession.set(stream, release);
+  handleOf.set(stream, live);
   // `using s = dpq.createStream(...)` where the runtime has Symbol.dispose.
   const disposeSymbol = (Symbol as { dispose?: symbol }).dispose;
   if (disposeSymbol !== undefined) {

@@ -85,6 +85,7 @@ export interface WasmStreamReleaseSpec {
 export interface WasmStream {
   status(): WasmReleaseResult;
   push(dataAddress: number, count: number): WasmReleaseResult;
+  merge(other: WasmStream): WasmReleaseResult;
   count(): number;
   memoryBytes(): number;
   release(

@@ -48,12 +48,42 @@ it('packs, installs in a fresh folder and releases quantiles there', () => {
     `import { loadDpQuantiles } from 'dp-quantiles';
 const dpq = await loadDpQuantiles();
 const v = dpq.quantiles([1, 2, 3, 4, 5, 6, 7, 8, 9], { lower: 0, upper: 10, quantiles: [0.5], epsilon: 1 });
-console.log(JSON.stringify(Array.from(v)));`,
+// The analyst's toolkit and the counts path, from the installed tarball.
+const data = Array.from({ length: 5000 }, (_, i) => (i * 37) % 100);
+const session = dpq.session({ epsilon: 10 });
+const bounds = session.bounds(data, { epsilon: 1 });
+const bars = session.release(data, { lower: 0, upper: 100, quantiles: [0.5], epsilon: 2, confidence: 0.9, interval: 'population' });
+const users = data.map((_, i) => 'p' + (i % 2500));
+const person = session.release(data, { lower: 0, upper: 100, quantiles: [0.5], epsilon: 2, users, maxContributions: 2 });
+const counts = new Array(100).fill(50);
+const fromCounts = session.releaseFromCounts(counts, { lower: 0, upper: 100, quantiles: [0.5], epsilon: 2 });
+const a = dpq.createStream({ lower: 0, upper: 100, alpha: 0.01 });
+const b = dpq.createStream({ lower: 0, upper: 100, alpha: 0.01 });
+a.push(data.slice(0, 2500));
+b.push(data.slice(2500));
+a.merge(dpq.loadStream(b.serialize()));
+console.log(JSON.stringify({
+  v: Array.from(v),
+  bounds: [bounds.lower, bounds.upper],
+  interval: [bars.intervals.low[0], bars.intervals.high[0], bars.intervals.kind],
+  person: person.neighbouring,
+  fromCounts: fromCounts.values[0],
+  spent: session.spent.epsilon,
+  merged: a.count,
+}));`,
   );
-  const out = JSON.parse(execFileSync(process.execPath, ['main.js'], { cwd: app, encoding: 'utf8' }));
+  const result = JSON.parse(execFileSync(process.execPath, ['main.js'], { cwd: app, encoding: 'utf8' }));
+  const out = result.v;
   expect(out).toHaveLength(1);
   expect(out[0]).toBeGreaterThanOrEqual(0);
   expect(out[0]).toBeLessThanOrEqual(10);
+  expect(result.bounds[1]).toBeGreaterThanOrEqual(99);
+  expect(result.interval[0]).toBeLessThanOrEqual(result.interval[1]);
+  expect(result.interval[2]).toBe('population');
+  expect(result.person).toBe('add-remove-user');
+  expect(result.fromCounts).toBe(Math.round(result.fromCounts));
+  expect(result.spent).toBeCloseTo(7, 9);
+  expect(result.merged).toBe(5000);
 
   // A TypeScript consumer: the README's quick start type-checks against the
   // published types under each module resolution users have.

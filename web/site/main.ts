@@ -53,6 +53,11 @@ const progress = $<HTMLProgressElement>('progress');
 let worker: Worker;
 let source: Request = { type: 'builtin', id: datasets[0].id };
 let large = false;
+// ?workers=N on the page's address: sketch workers for large files (testing
+// and comparing; by default one per core, at most four).
+const SKETCH_WORKERS = ((n) => (Number.isInteger(n) && n >= 1 ? n : undefined))(
+  Number(new URLSearchParams(location.search).get('workers') ?? Number.NaN),
+);
 // A Parquet file: counted per bucket at each release, never held.
 let counted = false;
 let onReply: (reply: Reply) => void = () => {};
@@ -199,6 +204,7 @@ function settings(): ReleaseSettings {
     method: methodSelect.value,
     step: $<HTMLInputElement>('step').value.trim() === '' ? undefined : number('step'),
     alpha: large ? number('alpha') : undefined,
+    workers: SKETCH_WORKERS,
     confidence: $<HTMLInputElement>('intervals').checked && !large ? 0.95 : undefined,
     interval: $<HTMLSelectElement>('interval-kind').value as ReleaseSettings['interval'],
     person:
@@ -256,7 +262,8 @@ function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
   $('summary-owner').hidden = result.streamed === undefined && result.counted === undefined;
   $('summary-owner').textContent = result.streamed
     ? `Owner only, not private: streamed ${result.streamed.values.toLocaleString('en')} values through a ` +
-      `${Math.round(result.streamed.sketchBytes / 1024)} KiB sketch.`
+      `${Math.round(result.streamed.sketchBytes / 1024)} KiB sketch` +
+      (result.streamed.workers > 1 ? `, sketched on ${result.streamed.workers} cores and merged.` : '.')
     : result.counted
       ? `Owner only, not private: counted ${result.counted.values.toLocaleString('en')} values into ` +
         `${result.counted.buckets.toLocaleString('en')} buckets of width ${format(result.counted.width)}; ` +

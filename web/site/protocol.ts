@@ -21,6 +21,8 @@ export interface ReleaseSettings {
   step?: number;
   /** Streams (large files): sketch accuracy. */
   alpha?: number;
+  /** Streams: sketch workers to use (the page's ?workers=N; default: cores, at most 4). */
+  workers?: number;
   /** Protect a person, named by this column, keeping at most k values each. */
   person?: { column: string; maxContributions: number };
   /** Confidence intervals at this level (they spend a quarter of the budget). */
@@ -54,8 +56,8 @@ export interface ReleaseResult {
   milliseconds: number;
   /** The data owner's view (absent for streamed files): true quantiles. */
   truth?: { values: number[]; rankErrors: number[]; cdf: [number[], number[]] };
-  /** Streamed files: values read and sketch size. */
-  streamed?: { values: number; sketchBytes: number };
+  /** Streamed files: values read, sketch size and the workers that sketched. */
+  streamed?: { values: number; sketchBytes: number; workers: number };
   /** Parquet files: values counted and the buckets they were counted in. */
   counted?: { values: number; buckets: number; width: number };
   /** The dataset's privacy session after this release. */

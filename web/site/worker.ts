@@ -4,10 +4,11 @@ import { parse as parseSync } from 'csv-parse/browser/esm/sync';
 import { parquetMetadataAsync, parquetRead, type AsyncBuffer, type FileMetaData } from 'hyparquet';
 
 import { DpQuantilesError, loadDpQuantiles } from '../../dist/browser.js';
-import type { DpQuantiles, PrivacySession, QuantilesOptions } from '../../dist/browser.js';
+import type { DpQuantiles, PrivacySession, QuantileStream, QuantilesOptions } from '../../dist/browser.js';
 import { rankError, tieOf } from '../../dist/truth.js';
 import datasets from './generated/datasets.json';
 import type { ColumnInfo, CompareRow, ReleaseResult, ReleaseSettings, Reply, Request } from './protocol.js';
+import type { SketchPart, SketchReply } from './sketch-worker.js';
 
 /** Files above this size are streamed through a bounded-memory sketch. */
 export const LARGE_FILE_BYTES = 16 * 1024 * 1024;
@@ -330,11 +331,91 @@ function lastRecordEnd(text: string): number {
   return end;
 }
 
+/** Most sketch workers a large file is split among. */
+export const MAX_SKETCH_WORKERS = 4;
+
+// The first record start at or after `at`: just past the next newline.
+async function recordStart(file: File, at: number): Promise<number> {
+  for (let from = at - 1; from < file.size; from += 1 << 16) {
+    const bytes = new Uint8Array(await file.slice(from, from + (1 << 16)).arrayBuffer());
+    const newline = bytes.indexOf(10);
+    if (newline >= 0) return from + newline + 1;
+  }
+  return file.size;
+}
+
+// A large file on several cores: byte ranges of whole records, one sketch
+// worker each, then their sketches merged. Only when no quote appears in the
+// file's first 256 KB: a quoted field may hold a newline, and then a byte
+// offset cannot tell where a record starts. Returns undefined to fall back.
+async function parallelStream(dpq: DpQuantiles, file: File, settings: ReleaseSettings) {
+  const cores = typeof navigator === 'undefined' ? 1 : (navigator.hardwareConcurrency ?? 1);
+  const workers = Math.max(1, Math.min(settings.workers ?? cores, MAX_SKETCH_WORKERS));
+  if (workers < 2) return undefined;
+  const head = await file.slice(0, 256 * 1024).text();
+  if (head.includes('"')) return undefined;
+  const header: string[] = parseSync(head.slice(0, head.indexOf('\n')), { relax_column_count: true })[0] ?? [];
+  const column = header.indexOf(settings.column);
+  if (column < 0) throw new Error(`no column named ${settings.column}`);
+  const bounds = [head.indexOf('\n') + 1];
+  for (let k = 1; k < workers; k++) bounds.push(Math.max(bounds[k - 1], await recordStart(file, Math.floor((k * file.size) / workers))));
+  bounds.push(file.size);
+  let done = 0;
+  const sketches = await Promise.all(
+    bounds.slice(0, -1).map(
+      (start, k) =>
+        new Promise<{ bytes: Uint8Array; values: number }>((resolve, reject) => {
+          const worker = new Worker(new URL('./sketch-worker.ts', import.meta.url), { type: 'module' });
+          worker.onmessage = (event: MessageEvent<SketchReply>) => {
+            const reply = event.data;
+            if (reply.type === 'progress') {
+              done += reply.bytes;
+              post({ type: 'progress', done: Math.min(done, file.size), total: file.size, label: `reading on ${workers} cores` });
+              return;
+            }
+            worker.terminate();
+            if (reply.type === 'sketch') resolve(reply);
+            else reject(new Error(reply.message));
+          };
+          worker.onerror = (event) => {
+            worker.terminate();
+            reject(new Error(event.message));
+          };
+          const part: SketchPart = {
+            file,
+            start,
+            end: bounds[k + 1],
+            column,
+            lower: settings.lower,
+            upper: settings.upper,
+            alpha: settings.alpha ?? 1e-4,
+          };
+          worker.postMessage(part);
+        }),
+    ),
+  );
+  const [first, ...rest] = sketches.map((sketch) => dpq.loadStream(sketch.bytes));
+  for (const other of rest) {
+    first.merge(other);
+    other.dispose();
+  }
+  return { stream: first, workers };
+}
+
 // A large file: File.stream() decoded in chunks; each chunk's complete records
 // go through the CSV parser and into a GK sketch. Memory stays constant:
-// one chunk, one batch and the sketch.
+// one chunk, one batch and the sketch. On several cores, parallelStream.
 async function streamRelease(dpq: DpQuantiles, file: File, settings: ReleaseSettings): Promise<void> {
   const start = performance.now();
+  const parallel = await parallelStream(dpq, file, settings);
+  if (parallel !== undefined) {
+    try {
+      post({ type: 'progress', done: file.size, total: file.size, label: 'reading' });
+      return await releaseSketch(parallel.stream, settings, start, parallel.workers);
+    } finally {
+      parallel.stream.dispose();
+    }
+  }
   const stream = dpq.createStream({ lower: settings.lower, upper: settings.upper, alpha: settings.alpha ?? 1e-4 });
   try {
     const batch = new Float64Array(1 << 16);
@@ -381,19 +462,24 @@ async function streamRelease(dpq: DpQuantiles, file: File, settings: ReleaseSett
     if (carry.trim() !== '') take(carry);
     stream.push(batch.subarray(0, filled));
     post({ type: 'progress', done: file.size, total: file.size, label: 'reading' });
-    const method = settings.method === 'exp-gk' ? 'exp-gk' : 'hist-gk';
-    const result = (await currentSession()).releaseStream(stream, {
-      quantiles: settings.quantiles,
-      method,
-      ...settings.budget,
-    });
-    postResult(result, {
-      milliseconds: performance.now() - start,
-      streamed: { values: stream.count, sketchBytes: stream.memoryBytes },
-    });
+    await releaseSketch(stream, settings, start, 1);
   } finally {
     stream.dispose();
   }
+}
+
+// The private release of a finished sketch, from the dataset's session.
+async function releaseSketch(stream: QuantileStream, settings: ReleaseSettings, start: number, workers: number): Promise<void> {
+  const method = settings.method === 'exp-gk' ? 'exp-gk' : 'hist-gk';
+  const result = (await currentSession()).releaseStream(stream, {
+    quantiles: settings.quantiles,
+    method,
+    ...settings.budget,
+  });
+  postResult(result, {
+    milliseconds: performance.now() - start,
+    streamed: { values: stream.count, sketchBytes: stream.memoryBytes, workers },
+  });
 }
 
 /** Buckets for a counted release without a step: at most this many. */

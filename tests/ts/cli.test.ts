@@ -194,6 +194,44 @@ describe('dp-quantiles CLI', () => {
       .toMatch(/INVALID_OPTION: interval must be/);
   });
 
+  it('releases from a GROUP BY\'s bucket counts with --counts', async () => {
+    // 100 buckets over [0, 100], some empty, as a database returns them.
+    const lines = ['bucket,n'];
+    const counts = new Float64Array(100);
+    for (let b = 0; b < 100; b += 3) {
+      counts[b] = 10 + (b % 7);
+      lines.push(`${b},${counts[b]}`);
+    }
+    const file = writeCsv('counts.csv', `${lines.join('\n')}\n`);
+    const args = [file, '--counts', '--buckets', '100', '--lower', '0', '--upper', '100', '--epsilon', '1', '--quantiles', '0.1,0.5,0.9', '--seed', '4'];
+    const result = run(args);
+    expect(result.stderr).toBe('');
+    const out = JSON.parse(result.stdout);
+    expect(out.counts).toEqual({ buckets: 100, resolution: 1 });
+    // The package, from the same counts and seed: the same values.
+    const { loadDpQuantiles } = await import('../../dist/node.js');
+    const dpq = await loadDpQuantiles();
+    const expected = dpq.releaseFromCounts(counts, { lower: 0, upper: 100, quantiles: [0.1, 0.5, 0.9], epsilon: 1, seed: 4 });
+    expect(out.quantiles.map((e: { value: number }) => e.value)).toEqual(Array.from(expected.values));
+    // Several sets from one session, with intervals.
+    const session = JSON.parse(
+      run([file, '--counts', '--buckets', '100', '--lower', '0', '--upper', '100', '--epsilon', '1', '--quantiles', '0.5', '--quantiles', '0.25,0.75', '--budget', 'epsilon=2', '--confidence', '0.9']).stdout,
+    );
+    expect(session.releases).toHaveLength(2);
+    expect(session.session.spent).toEqual({ epsilon: 2 });
+    expect(session.releases[0].quantiles[0].interval).toHaveLength(2);
+    // Bad input, each named.
+    expect(run([file, '--counts', '--lower', '0', '--upper', '100', '--epsilon', '1']).stderr).toMatch(/--counts needs --buckets B/);
+    expect(run([file, '--counts', '--buckets', '50', '--lower', '0', '--upper', '100', '--epsilon', '1']).stderr).toMatch(
+      /line \d+: bucket '51' is not a whole number from 0 to 49/,
+    );
+    const negative = writeCsv('negative.csv', '0,5\n1,-2\n');
+    expect(run([negative, '--counts', '--buckets', '2', '--lower', '0', '--upper', '1', '--epsilon', '1']).stderr).toMatch(/INVALID_COUNTS: counts\[1\]/);
+    expect(run([file, '--counts', '--buckets', '100', '--column', 'n', '--lower', '0', '--upper', '100', '--epsilon', '1']).stderr).toMatch(
+      /--column does not apply to --counts/,
+    );
+  });
+
   it('protects a person with --user-column and --max-contributions', () => {
     // 300 people with one score each in [0, 100], and 'bot' with 3,000 rows at 100.
     const lines = Array.from({ length: 300 }, (_, i) => `p${i},${(i * 37) % 101}`);

@@ -9,6 +9,7 @@ import { parse } from 'csv-parse';
 import {
   DpQuantilesError,
   loadDpQuantiles,
+  type CountsOptions,
   type QuantileMethod,
   type QuantilesOptions,
   type SessionOptions,
@@ -24,9 +25,16 @@ const USAGE = `usage: dp-quantiles [FILE] --column NAME|INDEX
                     [--confidence C [--interval-share S] [--interval sample|population]]
                     [--seed N]
                     [--no-header] [--show-true]
+       dp-quantiles [FILE] --counts --buckets B --lower L --upper U
+                    (--epsilon E | --rho R) [--quantiles ...] [--method M]
+                    [--budget ...] [--confidence C ...] [--seed N]
 
 Reads CSV from FILE, or from standard input when FILE is absent or '-', and
-prints the private quantiles of one column as JSON.
+prints the private quantiles of one column as JSON. With --counts, FILE holds
+bucket counts a database computed instead of rows (docs/scale.md): a
+bucket,count line per non-empty bucket (0-based bucket of B equal-width
+buckets over [L, U]; a header line is skipped), and the release is made from
+them.
 
   --column      column name (from the header) or 0-based index
   --lower/upper public bounds; values outside are clamped. Do not read them
@@ -249,6 +257,8 @@ async function main(argv: string[]): Promise<void> {
       seed: { type: 'string' },
       'no-header': { type: 'boolean', default: false },
       'show-true': { type: 'boolean', default: false },
+      counts: { type: 'boolean', default: false },
+      buckets: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -262,6 +272,8 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (positionals.length > 1) throw new UsageError('give at most one input file');
+  if (args.counts) return countsMain(args, positionals[0] ?? '-');
+  if (args.buckets !== undefined) throw new UsageError('--buckets goes with --counts');
   if (args.column === undefined) throw new UsageError('--column is required');
   const estimateBounds = args['estimate-bounds'];
   if (estimateBounds !== undefined && (args.lower !== undefined || args.upper !== undefined)) {
@@ -421,6 +433,103 @@ function withTruth(
     true: n === 0 ? null : sorted[Math.min(Math.floor(q * n), n - 1)],
     rankError: rankError(sorted, q, release.values[i], tie),
   }));
+}
+
+// --counts: `bucket,count` lines (a GROUP BY's output) in, a release from
+// the counts out. The counts are as sensitive as the rows: only the JSON this
+// prints is private.
+async function countsMain(
+  args: {
+    buckets?: string;
+    lower?: string;
+    upper?: string;
+    epsilon?: string;
+    rho?: string;
+    quantiles: string[];
+    method?: string;
+    budget?: string;
+    confidence?: string;
+    'interval-share'?: string;
+    interval?: string;
+    seed?: string;
+    column?: string;
+    'user-column'?: string;
+    step?: string;
+    'estimate-bounds'?: string;
+    'show-true'?: boolean;
+  },
+  file: string,
+): Promise<void> {
+  for (const flag of ['column', 'user-column', 'step', 'estimate-bounds'] as const) {
+    if (args[flag] !== undefined) throw new UsageError(`--${flag} does not apply to --counts`);
+  }
+  if (args['show-true']) throw new UsageError('--show-true needs the rows, not counts');
+  const buckets = parseNumberOption('buckets', args.buckets);
+  if (buckets === undefined || !Number.isSafeInteger(buckets) || buckets < 1) {
+    throw new UsageError('--counts needs --buckets B, the number of equal-width buckets (a whole number >= 1)');
+  }
+  if (args.lower === undefined || args.upper === undefined) {
+    throw new UsageError('--lower and --upper are required: the public bounds the buckets divide');
+  }
+  const text = file === '-' ? readFileSync(0, 'utf8') : readFileSync(file, 'utf8');
+  const counts = new Float64Array(buckets);
+  text.split(/\r?\n/).forEach((line, i) => {
+    if (line.trim() === '') return;
+    const [bucketText, countText] = line.split(/[,;\t]/).map((cell) => cell.trim());
+    if (i === 0 && !NUMBER.test(bucketText ?? '')) return; // a header
+    const bucket = Number(bucketText);
+    const count = Number(countText);
+    if (!NUMBER.test(bucketText ?? '') || !Number.isInteger(bucket) || bucket < 0 || bucket >= buckets) {
+      throw new UsageError(`line ${i + 1}: bucket '${bucketText}' is not a whole number from 0 to ${buckets - 1}`);
+    }
+    if (!NUMBER.test(countText ?? '')) throw new UsageError(`line ${i + 1}: count '${countText}' is not a number`);
+    counts[bucket] += count;
+  });
+  const quantileSets = (args.quantiles.length > 0 ? args.quantiles : ['0.25,0.5,0.75']).map((set) =>
+    set.split(',').map((q) => parseNumberOption('quantiles', q) as number),
+  );
+  const options = {
+    lower: parseNumberOption('lower', args.lower) as number,
+    upper: parseNumberOption('upper', args.upper) as number,
+    epsilon: parseNumberOption('epsilon', args.epsilon),
+    rho: parseNumberOption('rho', args.rho),
+    method: (args.method ?? 'aq') as QuantileMethod,
+    seed: parseNumberOption('seed', args.seed),
+    confidence: parseNumberOption('confidence', args.confidence),
+    intervalShare: parseNumberOption('interval-share', args['interval-share']),
+    interval: args.interval as 'sample' | 'population' | undefined,
+  };
+  const dpq = await loadDpQuantiles();
+  const session = args.budget === undefined ? undefined : dpq.session(parseBudget(args.budget));
+  const releases = quantileSets.map((quantiles) => {
+    const releaseOptions = { ...options, quantiles } as CountsOptions;
+    const release =
+      session === undefined ? dpq.releaseFromCounts(counts, releaseOptions) : session.releaseFromCounts(counts, releaseOptions);
+    const entry: Record<string, unknown> = {
+      method: release.method,
+      privacy: release.privacy,
+      neighbouring: release.neighbouring,
+      quantiles: quantiles.map((q, i) => ({
+        q,
+        value: release.values[i],
+        ...(release.intervals === undefined ? {} : { interval: [release.intervals.low[i], release.intervals.high[i]] }),
+      })),
+    };
+    if (release.intervals !== undefined) {
+      entry.intervals = { confidence: release.intervals.confidence, kind: release.intervals.kind, privacy: release.intervals.privacy };
+    }
+    return entry;
+  });
+  const output: Record<string, unknown> = {
+    counts: { buckets, resolution: (options.upper - options.lower) / buckets },
+    bounds: [options.lower, options.upper],
+  };
+  if (releases.length === 1 && session === undefined) Object.assign(output, releases[0]);
+  else output.releases = releases;
+  if (session !== undefined) {
+    output.session = { total: session.total, spent: session.spent, remaining: session.remaining, releases: session.releases };
+  }
+  process.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "core/contributions.h"
 #include "core/discrete_noise.h"
 
 namespace dpq {
@@ -94,39 +95,54 @@ double BoundsClearProbability(const PrivacyBudget& budget, int64_t count) {
                       ThresholdFor(noise.value(), BoundsBinCount()) - count);
 }
 
-StatusOr<BoundsEstimate> EstimateBounds(const double* values, size_t n,
-                                        const PrivacyBudget& budget,
-                                        RandomSource& rng,
-                                        PrivacySession* session) {
-  if (budget.kind == PrivacyBudget::Kind::kApprox) {
+namespace {
+
+// EstimateBounds with per-person bounding: the session is checked and
+// charged `spent` as a `neighbouring` release of k records per person, the
+// noise is for `noise_budget`, and with k > 0 each person keeps at most k of
+// their values (users[i] is the person of values[i]).
+StatusOr<BoundsEstimate> EstimateBoundsFor(
+    const double* values, size_t n, const PrivacyBudget& noise_budget,
+    const PrivacyBudget& spent, Neighbouring neighbouring, int64_t k,
+    const uint32_t* users, RandomSource& rng, PrivacySession* session) {
+  if (noise_budget.kind == PrivacyBudget::Kind::kApprox) {
     return Status(StatusCode::kInvalidPrivacy,
                   "private bounds take epsilon or rho, not delta");
   }
-  StatusOr<CountNoise> noise = CountNoiseFor(budget);
+  StatusOr<CountNoise> noise = CountNoiseFor(noise_budget);
   if (!noise.ok()) return noise.status();
   if (session != nullptr) {
-    Status status = session->Check(budget, Neighbouring::kAddRemove);
+    Status status = session->Check(spent, neighbouring, k);
     if (!status.ok()) return status;
   }
-  std::vector<int64_t> counts(static_cast<size_t>(BoundsBinCount()), 0);
   for (size_t i = 0; i < n; ++i) {
     if (!std::isfinite(values[i])) {
       return Status(
           StatusCode::kNonFiniteValue,
           "value at index " + std::to_string(i) + " is not a finite number");
     }
+  }
+  // Per person: at most k values each, from a copy.
+  std::vector<double> kept;
+  if (k > 0) {
+    kept.assign(values, values + n);
+    n = BoundContributions(kept.data(), users, n, k, rng);
+    values = kept.data();
+  }
+  std::vector<int64_t> counts(static_cast<size_t>(BoundsBinCount()), 0);
+  for (size_t i = 0; i < n; ++i) {
     ++counts[static_cast<size_t>(BoundsBin(values[i]))];
   }
   noise.value().AddTo(&counts, rng);
   if (!rng.healthy()) return EntropyUnavailable();
   if (session != nullptr) {
     // Charged before anything is returned: the noisy counts now exist.
-    Status status = session->Charge(budget, Neighbouring::kAddRemove);
+    Status status = session->Charge(spent, neighbouring, k);
     if (!status.ok()) return status;
   }
   BoundsEstimate out;
   out.threshold = ThresholdFor(noise.value(), BoundsBinCount());
-  out.spent = budget;
+  out.spent = spent;
   int low = -1;
   int high = -1;
   for (int b = 0; b < BoundsBinCount(); ++b) {
@@ -147,19 +163,48 @@ StatusOr<BoundsEstimate> EstimateBounds(const double* values, size_t n,
   return out;
 }
 
+}  // namespace
+
+StatusOr<BoundsEstimate> EstimateBounds(const double* values, size_t n,
+                                        const PrivacyBudget& budget,
+                                        RandomSource& rng,
+                                        PrivacySession* session) {
+  return EstimateBoundsFor(values, n, budget, budget, Neighbouring::kAddRemove,
+                           0, nullptr, rng, session);
+}
+
 StatusOr<BoundsReport> ReleaseBounds(const double* values, size_t n,
                                      const BoundsRequest& request,
                                      PrivacySession* session) {
   StatusOr<PrivacyBudget> budget =
       MakePrivacyBudget(request.epsilon, request.rho);
   if (!budget.ok()) return budget.status();
+  if (request.max_contributions.has_value() != (request.users != nullptr)) {
+    return Status(StatusCode::kInvalidOption,
+                  "users and maxContributions go together: give both to "
+                  "protect a person, or neither");
+  }
+  int64_t k = 0;
+  PrivacyBudget noise_budget = budget.value();
+  Neighbouring neighbouring = Neighbouring::kAddRemove;
+  if (request.max_contributions.has_value()) {
+    StatusOr<int64_t> valid =
+        ValidateMaxContributions(*request.max_contributions);
+    if (!valid.ok()) return valid.status();
+    k = valid.value();
+    noise_budget = PerRecordBudget(budget.value(), k);
+    neighbouring = Neighbouring::kAddRemoveUser;
+  }
   std::unique_ptr<RandomSource> rng = MakeRandomSource(request.seed);
   StatusOr<BoundsEstimate> estimate =
-      EstimateBounds(values, n, budget.value(), *rng, session);
+      EstimateBoundsFor(values, n, noise_budget, budget.value(), neighbouring,
+                        k, request.users, *rng, session);
   if (!estimate.ok()) return estimate.status();
   BoundsReport report;
   report.estimate = estimate.value();
   report.seeded = request.seed.has_value();
+  report.neighbouring = NeighbouringName(neighbouring);
+  report.max_contributions = k;
   return report;
 }
 

@@ -34,6 +34,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/privacy.h"
@@ -75,14 +76,27 @@ StatusOr<BoundsEstimate> EstimateBounds(const double* values, size_t n,
 
 // The request form the bindings use: exactly one of epsilon and rho; a seed
 // makes it reproducible and NOT private (tests only).
+//
+// Per person (contributions.h): with `users` (parallel to the values, not
+// owned) and `max_contributions` k, each person keeps at most k values (a
+// uniform random subset) and the counts get the noise of the per-record
+// budget (scale k / epsilon, or variance k^2 / (2 rho)): one person changes
+// at most k counts by one, or one count by k, so the counts' L1 and L2
+// sensitivity to a person is at most k. The guarantee is then for adding or
+// removing one person, and a session charges it as a per-person release.
 struct BoundsRequest {
   std::optional<double> epsilon;
   std::optional<double> rho;
   std::optional<uint64_t> seed;
+  const uint32_t* users = nullptr;
+  std::optional<double> max_contributions;
 };
 struct BoundsReport {
   BoundsEstimate estimate;
   bool seeded = false;
+  // "add-remove", or "add-remove-user" with the k each person kept.
+  std::string neighbouring = "add-remove";
+  int64_t max_contributions = 0;
 };
 StatusOr<BoundsReport> ReleaseBounds(const double* values, size_t n,
                                      const BoundsRequest& request,

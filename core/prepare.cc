@@ -172,10 +172,26 @@ int64_t OutputGrid::FloorPoint(double x, int64_t max_point) const {
 }
 
 int64_t OutputGrid::PointOf(double x) const {
-  const int64_t below = FloorPoint(x, steps_);
+  // FloorPoint(x, steps), keeping the two values it compares (usually the
+  // only two ValueAt calls), then the nearer of the two points.
+  const double estimate = std::isfinite(cells_per_unit_)
+                              ? std::floor((x - lower_) * cells_per_unit_)
+                              : std::floor((x - lower_) / (upper_ - lower_) *
+                                           static_cast<double>(steps_));
+  int64_t below = estimate > 0 ? static_cast<int64_t>(std::min(
+                                     estimate, static_cast<double>(steps_)))
+                               : 0;
+  double here = ValueAt(below);
+  while (below > 0 && here > x) here = ValueAt(--below);
   if (below == steps_) return below;
+  double next = ValueAt(below + 1);
+  while (next <= x) {
+    here = next;
+    if (++below == steps_) return below;
+    next = ValueAt(below + 1);
+  }
   // Both differences are monotone in x, so the choice is too.
-  return ValueAt(below + 1) - x < x - ValueAt(below) ? below + 1 : below;
+  return next - x < x - here ? below + 1 : below;
 }
 
 double OutputGrid::ValueAt(int64_t j) const {
@@ -270,6 +286,11 @@ void ConvertToPoints(double* sorted_values, size_t count,
 }
 
 void SortToPoints(double* values, size_t count, const OutputGrid& grid) {
+  // Sorted already (counts, intervals): mapping keeps the order.
+  if (std::is_sorted(values, values + count)) {
+    ConvertToPoints(values, count, grid);
+    return;
+  }
   if (count < kRadixMinRecords || grid.steps() >= (int64_t{1} << 32) - 1) {
     std::sort(values, values + count);
     ConvertToPoints(values, count, grid);

@@ -354,13 +354,22 @@ WasmReleaseResult Sanitize(uintptr_t data_address, uint32_t count,
 }
 
 // data: `count` doubles at data_address (read only); out: room for 3
-// doubles: lower, upper and the threshold. spec: { epsilon?, rho?, seed? }.
+// doubles: lower, upper and the threshold. spec: { epsilon?, rho?, seed?,
+// users?, maxContributions? }.
 WasmReleaseResult Bounds(uintptr_t data_address, uint32_t count,
                          uintptr_t out_address, const val& spec) {
   dpq::BoundsRequest request;
   request.epsilon = OptionalNumber(spec, "epsilon");
   request.rho = OptionalNumber(spec, "rho");
   request.seed = OptionalSeed(spec);
+  // Per person: a copy of the values and the bounding's scratch.
+  double need = 0;
+  ReadContributions(spec, &request, &need, count);
+  if (request.users != nullptr) {
+    need += 16.0 * count;
+    const dpq::Status room = RequireHeap(need, "these bounds");
+    if (!room.ok()) return StatusResult(room);
+  }
   const dpq::StatusOr<dpq::BoundsReport> report = dpq::ReleaseBounds(
       HeapPointer<const double>(data_address), count, request, SessionOf(spec));
   if (!report.ok()) return StatusResult(report.status());
@@ -373,6 +382,8 @@ WasmReleaseResult Bounds(uintptr_t data_address, uint32_t count,
   as_release.method = "bounds";
   as_release.spent = e.spent;
   as_release.seeded = report.value().seeded;
+  as_release.neighbouring = report.value().neighbouring;
+  as_release.max_contributions = report.value().max_contributions;
   return ToResult(as_release);
 }
 

@@ -4,9 +4,13 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstdint>
+#include <functional>
 #include <vector>
 
+#include "core/contributions.h"
 #include "core/random.h"
+#include "core/session.h"
 
 namespace dpq {
 namespace {
@@ -93,6 +97,98 @@ TEST(BoundsTest, PrivacyRatioBoundedOnEveryOutput) {
     }
   }
   EXPECT_GT(worst, 0.9 * epsilon);
+}
+
+TEST(BoundsTest, PerPersonPrivacyRatioBoundedOnEveryOutput) {
+  // One person's k values added, all in one bin or split over two: with the
+  // per-record budget a per-person release uses, every output's probability
+  // moves by at most e^epsilon, and nearly that much somewhere.
+  const double epsilon = 1.0;
+  for (int64_t k : {2, 3}) {
+    const PrivacyBudget per_record =
+        PerRecordBudget(PrivacyBudget::Pure(epsilon), k);
+    const int64_t tau = BoundsThreshold(per_record, BoundsBinCount());
+    const int a = BoundsBin(3.0);
+    const int b = BoundsBin(1000.0);
+    double worst = 0;
+    for (int64_t base : {int64_t{0}, tau - 3, tau - 1, tau + 2}) {
+      for (int split = 0; split <= 1; ++split) {
+        std::vector<int64_t> x(BoundsBinCount(), 0);
+        x[a] = base;
+        x[b] = 2;
+        std::vector<int64_t> y = x;
+        y[a] += split == 0 ? k : k - 1;
+        y[BoundsBin(-7.0)] += split == 0 ? 0 : 1;
+        std::vector<double> px;
+        ForEachOutput(per_record, x,
+                      [&](int, int, double p) { px.push_back(p); });
+        size_t index = 0;
+        ForEachOutput(per_record, y, [&](int i, int j, double p) {
+          const double q = px[index++];
+          if (p > 1e-300 && q > 1e-300) {
+            const double ratio = std::fabs(std::log(p / q));
+            ASSERT_LE(ratio, epsilon + 1e-9) << k << " " << i << " " << j;
+            worst = std::max(worst, ratio);
+          }
+        });
+      }
+    }
+    EXPECT_GT(worst, 0.9 * epsilon) << k;
+  }
+}
+
+TEST(BoundsTest, PerPersonBoundsIgnoreOnePersonsManyValues) {
+  // 2,000 people with one value in [1, 100), and one with 10,000 at 10^9.
+  std::vector<double> values;
+  std::vector<uint32_t> users;
+  for (uint32_t i = 0; i < 2000; ++i) {
+    values.push_back(1 + (i * 37) % 99);
+    users.push_back(i);
+  }
+  for (int i = 0; i < 10000; ++i) {
+    values.push_back(1e9);
+    users.push_back(5000);
+  }
+  BoundsRequest request;
+  request.epsilon = 1;
+  request.seed = 3;
+  StatusOr<BoundsReport> rows =
+      ReleaseBounds(values.data(), values.size(), request);
+  ASSERT_TRUE(rows.ok());
+  EXPECT_GT(rows.value().estimate.upper, 1e9);
+  EXPECT_EQ(rows.value().neighbouring, "add-remove");
+  request.users = users.data();
+  request.max_contributions = 1;
+  // The heavy person's one kept value cannot clear a bin; an empty bin
+  // clears with probability at most kBoundsFailure (5%).
+  int inside = 0;
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    request.seed = seed;
+    StatusOr<BoundsReport> person =
+        ReleaseBounds(values.data(), values.size(), request);
+    ASSERT_TRUE(person.ok()) << person.status().message();
+    if (person.value().estimate.upper <= 128) ++inside;
+    EXPECT_EQ(person.value().neighbouring, "add-remove-user");
+    EXPECT_EQ(person.value().max_contributions, 1);
+    EXPECT_EQ(person.value().estimate.spent.epsilon, 1);
+  }
+  EXPECT_GE(inside, 17);
+  // A per-person session takes it; a replace-one session does not.
+  StatusOr<PrivacySession> session = PrivacySession::Create(
+      PrivacyBudget::Pure(2), Neighbouring::kAddRemoveUser);
+  ASSERT_TRUE(session.ok());
+  EXPECT_TRUE(
+      ReleaseBounds(values.data(), values.size(), request, &session.value())
+          .ok());
+  request.users = nullptr;
+  EXPECT_EQ(
+      ReleaseBounds(values.data(), values.size(), request).status().code(),
+      StatusCode::kInvalidOption);
+  request.users = users.data();
+  request.max_contributions = 0.5;
+  EXPECT_EQ(
+      ReleaseBounds(values.data(), values.size(), request).status().code(),
+      StatusCode::kInvalidOption);
 }
 
 std::vector<double> Spread(int kind, SeededRandom& rng) {

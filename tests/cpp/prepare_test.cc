@@ -313,9 +313,13 @@ TEST(SortToPointsTest, IsSortingThenMappingExactly) {
       }
       std::vector<double> expected = values;
       std::sort(expected.begin(), expected.end());
+      std::vector<double> sorted = expected;
       ConvertToPoints(expected.data(), n, grid);
       SortToPoints(values.data(), n, grid);
       ASSERT_EQ(values, expected) << "steps " << grid.steps() << " n " << n;
+      // Input sorted already (as counts arrive): the same again.
+      SortToPoints(sorted.data(), n, grid);
+      ASSERT_EQ(sorted, expected) << "sorted, steps " << grid.steps();
     }
   }
 }

@@ -185,6 +185,9 @@ it('protects a person: a director with all their films', async () => {
   await page.selectOption('#method', 'aq');
   await release('0', '10');
   expect(await page.textContent('#summary')).toMatch(/neighbouring: add-remove-user: each person kept at most 2 values/);
+  // Private bounds per person too.
+  await page.click('#estimate-bounds');
+  await expect.poll(() => page.textContent('#bounds-help')).toMatch(/protecting a person with all their rows/);
   // A bad k is the core's typed error, shown, and the page keeps working.
   await page.fill('#max-contributions', '0');
   await page.click('#run');

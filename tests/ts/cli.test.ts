@@ -269,6 +269,20 @@ describe('dp-quantiles CLI', () => {
     expect(run([incomes, '--column', 'income', '--lower', '0', '--estimate-bounds', 'epsilon=1', '--epsilon', '1']).stderr)
       .toMatch(/not both/);
     expect(run([incomes, '--column', 'income', '--epsilon', '1']).stderr).toMatch(/--estimate-bounds/);
+    // Per person: the bounds protect a person too, and one person's 5,000
+    // rows at 10^9 do not stretch them.
+    const rows = Array.from({ length: 3000 }, (_, i) => `p${i},${1000 + ((i * 7919) % 99000)}`);
+    for (let i = 0; i < 5000; i++) rows.push('whale,1000000000');
+    const events = writeCsv('events-income.csv', `user,income\n${rows.join('\n')}\n`);
+    const person = run([events, '--column', 'income', '--user-column', 'user', '--max-contributions', '1',
+      '--estimate-bounds', 'epsilon=1', '--epsilon', '1', '--quantiles', '0.5', '--seed', '2']);
+    // (The whale's rows are clamped, and the owner is told so on stderr.)
+    expect(person.status).toBe(0);
+    expect(person.stderr).toMatch(/values lie outside/);
+    const perPerson = JSON.parse(person.stdout);
+    expect(perPerson.estimatedBounds.neighbouring).toBe('add-remove-user');
+    expect(perPerson.bounds[1]).toBeLessThanOrEqual(131072);
+    expect(perPerson.neighbouring).toBe('add-remove-user');
   });
 
   it('warns the data owner on stderr when most values were clamped', () => {

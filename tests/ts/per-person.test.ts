@@ -109,4 +109,31 @@ describe('per person', () => {
     ).toBe('INVALID_OPTION');
     expect(dpq.quantiles(values, options)).toHaveLength(1);
   });
+  it('bounds per person: one person\'s many values cannot stretch the range', () => {
+    const values: number[] = [];
+    const users: string[] = [];
+    for (let i = 0; i < 2000; i++) {
+      values.push(1 + ((i * 37) % 99));
+      users.push(`p${i}`);
+    }
+    for (let i = 0; i < 10000; i++) {
+      values.push(1e9);
+      users.push('heavy');
+    }
+    expect(dpq.bounds(values, { epsilon: 1, seed: 1 }).upper).toBeGreaterThan(1e9);
+    let inside = 0;
+    for (let seed = 0; seed < 10; seed++) {
+      const b = dpq.bounds(values, { epsilon: 1, users, maxContributions: 1, seed });
+      expect(b.neighbouring).toBe('add-remove-user');
+      expect(b.maxContributions).toBe(1);
+      if (b.upper <= 128) inside++;
+    }
+    expect(inside).toBeGreaterThanOrEqual(8);
+    // In a per-person session, and refused without its partner option.
+    using session = dpq.session({ epsilon: 2, neighbouring: 'add-remove-user' });
+    session.bounds(values, { epsilon: 1, users, maxContributions: 2 });
+    expect(session.spent).toEqual({ epsilon: 1 });
+    expect(code(() => dpq.bounds(values, { epsilon: 1, users }))).toBe('INVALID_OPTION');
+    expect(code(() => dpq.bounds(values, { epsilon: 1, users: ['a'], maxContributions: 1 }))).toBe('INVALID_ARGUMENT');
+  });
 });

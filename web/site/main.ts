@@ -507,7 +507,11 @@ $('estimate-bounds').onclick = () => {
   const kind = (document.querySelector('input[name="budget"]:checked') as HTMLInputElement).value;
   const share = number('budget-value') / 10;
   const budget = kind === 'rho' ? { rho: share } : { epsilon: share };
-  send({ type: 'bounds', column: columnSelect.value, budget }, 'Estimating bounds', (reply) => {
+  const person =
+    personSelect.value === '' || large || counted
+      ? undefined
+      : { column: personSelect.value, maxContributions: number('max-contributions') };
+  send({ type: 'bounds', column: columnSelect.value, budget, person }, 'Estimating bounds', (reply) => {
     if (reply.type !== 'bounds') return false;
     $<HTMLInputElement>('lower').value = String(reply.lower);
     $<HTMLInputElement>('upper').value = String(reply.upper);
@@ -516,7 +520,8 @@ $('estimate-bounds').onclick = () => {
       .map(([key, value]) => `${key === 'epsilon' ? 'ε' : 'ρ'} = ${value}`)
       .join(', ');
     $('bounds-help').textContent =
-      `Estimated privately for ${columnSelect.value}: ${reply.lower} to ${reply.upper}, spending ${spent}. ` +
+      `Estimated privately for ${columnSelect.value}: ${reply.lower} to ${reply.upper}, spending ${spent}` +
+      (reply.neighbouring === 'add-remove-user' ? ', protecting a person with all their rows. ' : '. ') +
       'A release with these bounds spends its own budget on top.';
     showSession(reply.session);
     markStale('the bounds changed.');

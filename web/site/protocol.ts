@@ -35,7 +35,13 @@ export type Request =
   | { type: 'builtin'; id: string }
   | { type: 'file'; file: File }
   | { type: 'release'; settings: ReleaseSettings }
-  | { type: 'bounds'; column: string; budget: { epsilon: number } | { rho: number } }
+  | {
+      type: 'bounds';
+      column: string;
+      budget: { epsilon: number } | { rho: number };
+      /** Per person: the bounds then protect a person too. */
+      person?: { column: string; maxContributions: number };
+    }
   | { type: 'compare'; settings: ReleaseSettings; trials: number; counts: number[]; methods: string[] };
 
 export interface ReleaseResult {
@@ -90,6 +96,7 @@ export type Reply =
       lower: number;
       upper: number;
       privacy: Record<string, number | string>;
+      neighbouring: string;
       session?: ReleaseResult['session'];
     }
   | { type: 'error'; code: string; message: string; session?: ReleaseResult['session'] };

@@ -603,15 +603,36 @@ async function compare(settings: ReleaseSettings, trials: number, counts: number
 }
 
 // Private bounds for a column, spent from the dataset's session.
-async function estimateBounds(column: string, budget: { epsilon: number } | { rho: number }): Promise<void> {
+async function estimateBounds(
+  column: string,
+  budget: { epsilon: number } | { rho: number },
+  person?: { column: string; maxContributions: number },
+): Promise<void> {
   if (largeFile !== undefined || parquet !== undefined) {
     throw new Error('private bounds need the column in memory; this file is streamed or counted');
   }
   const data = columns.get(column);
   if (data === undefined) throw new Error('pick a column first');
   try {
-    const b = (await currentSession()).bounds(data, budget);
-    post({ type: 'bounds', lower: b.lower, upper: b.upper, privacy: b.privacy as Record<string, number | string>, session: sessionState() });
+    // Per person: the rows that name a person, each person bounded to k.
+    const perPerson =
+      person === undefined ? undefined : valuesWithPeople({ column, person } as ReleaseSettings);
+    const b =
+      perPerson === undefined
+        ? (await currentSession()).bounds(data, budget)
+        : (await currentSession()).bounds(perPerson.values, {
+            ...budget,
+            users: perPerson.users,
+            maxContributions: person?.maxContributions,
+          });
+    post({
+      type: 'bounds',
+      lower: b.lower,
+      upper: b.upper,
+      privacy: b.privacy as Record<string, number | string>,
+      neighbouring: b.neighbouring,
+      session: sessionState(),
+    });
   } catch (error) {
     // NOT_ENOUGH_DATA spent the budget too: the page shows the session.
     if (error instanceof DpQuantilesError && error.code === 'NOT_ENOUGH_DATA') {
@@ -628,7 +649,7 @@ self.onmessage = async (event: MessageEvent<Request>) => {
     if (request.type === 'builtin') await loadBuiltin(request.id);
     else if (request.type === 'file') await loadFile(request.file);
     else if (request.type === 'release') await release(request.settings);
-    else if (request.type === 'bounds') await estimateBounds(request.column, request.budget);
+    else if (request.type === 'bounds') await estimateBounds(request.column, request.budget, request.person);
     else await compare(request.settings, request.trials, request.counts, request.methods);
   } catch (error) {
     if (error instanceof DpQuantilesError) post({ type: 'error', code: error.code, message: error.message });

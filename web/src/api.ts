@@ -223,7 +223,7 @@ export interface SanitizeShape {
 }
 
 /** Options of `bounds`: exactly one of `epsilon` and `rho`. */
-export interface BoundsOptions {
+export interface BoundsOptions extends PerPersonOptions {
   epsilon?: number;
   rho?: number;
   /** Reproducible, NOT private: tests only. */
@@ -241,7 +241,10 @@ export interface BoundsRelease {
   /** The noisy count a bin had to reach to count as occupied. */
   threshold: number;
   privacy: PrivacySpent;
-  neighbouring: 'add-remove';
+  /** `'add-remove-user'` with `users` and `maxContributions`. */
+  neighbouring: 'add-remove' | 'add-remove-user';
+  /** Per-person bounds: the most values a person kept (k). */
+  maxContributions?: number;
 }
 
 /**
@@ -640,10 +643,17 @@ function buildBoundsSpec(options: unknown): WasmBoundsSpec {
   checkNumber('epsilon', options.epsilon, true);
   checkNumber('rho', options.rho, true);
   checkSeed(options.seed);
+  checkNumber('maxContributions', options.maxContributions, true);
+  const keys = ['epsilon', 'rho', 'seed', 'users', 'maxContributions'];
   for (const key of Object.keys(options)) {
-    if (!['epsilon', 'rho', 'seed'].includes(key)) unknownOption(key, ['epsilon', 'rho', 'seed']);
+    if (!keys.includes(key)) unknownOption(key, keys);
   }
-  return { epsilon: options.epsilon as number | undefined, rho: options.rho as number | undefined, seed: options.seed as number | undefined };
+  return {
+    epsilon: options.epsilon as number | undefined,
+    rho: options.rho as number | undefined,
+    seed: options.seed as number | undefined,
+    maxContributions: options.maxContributions as number | undefined,
+  };
 }
 
 function toRelease(
@@ -813,12 +823,22 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     const values = checkNumbers('data', data);
     const spec: WasmBoundsSpec = { ...buildBoundsSpec(options), ...(session === undefined ? {} : { session }) };
     checkSize(values);
-    return withHeap([values], 3, ([dataAt], out) => {
-      const result = module.bounds(dataAt, values.length, out, spec);
-      if (result.code !== 0) fail(result.codeName as DpQuantilesErrorCode, result.message);
-      const [lower, upper, threshold] = module.HEAPF64.slice(out / 8, out / 8 + 3);
-      return { lower, upper, threshold, privacy: privacyOf(result), neighbouring: 'add-remove' };
-    });
+    const users = personIndices(options.users, values.length);
+    return withUsers(users, spec, () =>
+      withHeap([values], 3, ([dataAt], out) => {
+        const result = module.bounds(dataAt, values.length, out, spec);
+        if (result.code !== 0) fail(result.codeName as DpQuantilesErrorCode, result.message);
+        const [lower, upper, threshold] = module.HEAPF64.slice(out / 8, out / 8 + 3);
+        return {
+          lower,
+          upper,
+          threshold,
+          privacy: privacyOf(result),
+          neighbouring: result.neighbouring as BoundsRelease['neighbouring'],
+          ...(result.maxContributions > 0 ? { maxContributions: result.maxContributions } : {}),
+        };
+      }),
+    );
   }
 
   function createStream(options: StreamOptions): QuantileStream {

@@ -289,9 +289,6 @@ async function main(argv: string[]): Promise<void> {
   if ((args['user-column'] === undefined) !== (args['max-contributions'] === undefined)) {
     throw new UsageError('--user-column and --max-contributions go together');
   }
-  if (args['user-column'] !== undefined && estimateBounds !== undefined) {
-    throw new UsageError('--estimate-bounds protects one row, not a person: give --lower and --upper with --user-column');
-  }
   const file = positionals[0] ?? '-';
   if (file !== '-' && existsSync(file) && statSync(file).isDirectory()) {
     throw new UsageError(`${file} is a directory; give a CSV file (or - for standard input)`);
@@ -344,13 +341,19 @@ async function main(argv: string[]): Promise<void> {
   let boundsEntry: Record<string, unknown> | undefined;
   if (boundsBudget !== undefined) {
     const seed = options.seed === undefined ? {} : { seed: options.seed };
-    const estimated =
-      session === undefined
-        ? dpq.bounds(column.values, { ...boundsBudget, ...seed } as never)
-        : session.bounds(column.values, { ...boundsBudget, ...seed } as never);
+    // Per person, the bounds protect a person too.
+    const perPerson = column.users === undefined ? {} : { users: column.users, maxContributions: options.maxContributions };
+    const boundsOptions = { ...boundsBudget, ...seed, ...perPerson } as never;
+    const estimated = session === undefined ? dpq.bounds(column.values, boundsOptions) : session.bounds(column.values, boundsOptions);
     options.lower = estimated.lower;
     options.upper = estimated.upper;
-    boundsEntry = { lower: estimated.lower, upper: estimated.upper, privacy: estimated.privacy, threshold: estimated.threshold };
+    boundsEntry = {
+      lower: estimated.lower,
+      upper: estimated.upper,
+      privacy: estimated.privacy,
+      threshold: estimated.threshold,
+      neighbouring: estimated.neighbouring,
+    };
   }
   // Bounds that miss the data turn it into noise around a bound: warn the
   // data owner (stderr; it describes the data, so it is not private).

@@ -63,6 +63,9 @@ export interface WasmBoundsSpec {
   epsilon?: number;
   rho?: number;
   seed?: number;
+  /** Heap address of one uint32 person id per value (per-person bounds). */
+  users?: number;
+  maxContributions?: number;
 }
 
 export interface WasmStreamSpec {

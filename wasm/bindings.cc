@@ -314,8 +314,8 @@ WasmReleaseResult ReleaseFromCounts(uintptr_t counts_address,
   double need = 0;
   dpq::ReleaseRequest request = ReadRequest(spec, quantile_count, n, &need);
   request.max_contributions = OptionalNumber(spec, "maxContributions");
-  // The expanded records, and the copy the release sorts.
-  need += 8.0 * n;
+  // ReadRequest's 16 n covers the expanded records (8 n) and the sort's
+  // scratch, which counts (already sorted) do not use.
   const dpq::Status room = RequireHeap(need, "this release from counts");
   if (!room.ok()) return StatusResult(room);
   const double* quantiles = HeapPointer<const double>(quantiles_address);

@@ -84,6 +84,9 @@ describe('releaseFromCounts', () => {
     }
     // More rows than a release takes: TOO_LARGE, for the data owner only.
     expect(code(() => dpq.releaseFromCounts([4e9], base))).toBe('TOO_LARGE');
+    // Within the core's limit but beyond the 2 GiB heap once expanded (about
+    // 1.3e8 rows today): refused before allocating, not an abort.
+    expect(code(() => dpq.releaseFromCounts([1e8, 1e8, 1e8], base))).toBe('TOO_LARGE');
     // The raw path's buckets: with step, or not whole.
     expect(code(() => dpq.release([1, 2], { ...base, buckets: 10, step: 1 }))).toBe('INVALID_OPTION');
     expect(code(() => dpq.release([1, 2], { ...base, buckets: 2.5 }))).toBe('INVALID_OPTION');

@@ -57,6 +57,37 @@ Status Corrupt(const std::string& why) {
   return Status(StatusCode::kCorruptData, "not a valid sketch: " + why);
 }
 
+// Sorts cells in [0, 2^bits): an LSD radix sort (11-bit digits) for
+// batches large enough to repay its counting passes, std::sort otherwise.
+// The same order either way (plain integers).
+void SortCells(std::vector<int64_t>* cells, std::vector<int64_t>* scratch,
+               int bits) {
+  constexpr int kDigitBits = 11;
+  constexpr size_t kDigits = size_t{1} << kDigitBits;
+  const size_t passes =
+      static_cast<size_t>((bits + kDigitBits - 1) / kDigitBits);
+  if (cells->size() < passes * kDigits / 4) {
+    std::sort(cells->begin(), cells->end());
+    return;
+  }
+  scratch->resize(cells->size());
+  std::vector<size_t> offsets(kDigits);
+  for (int shift = 0; shift < bits; shift += kDigitBits) {
+    std::fill(offsets.begin(), offsets.end(), 0);
+    for (int64_t cell : *cells) ++offsets[(cell >> shift) & (kDigits - 1)];
+    size_t total = 0;
+    for (size_t& offset : offsets) {
+      const size_t here = offset;
+      offset = total;
+      total += here;
+    }
+    for (int64_t cell : *cells) {
+      (*scratch)[offsets[(cell >> shift) & (kDigits - 1)]++] = cell;
+    }
+    cells->swap(*scratch);
+  }
+}
+
 }  // namespace
 
 double MaxSketchBytes(double alpha, double bins) {
@@ -65,8 +96,9 @@ double MaxSketchBytes(double alpha, double bins) {
   const double n = static_cast<double>(kMaxRecords);
   const double tuples =
       11 / (2 * alpha) * std::log2(std::max(2.0, 2 * alpha * n)) + 2 * bins;
+  // The batch and the radix sort's second buffer.
   return tuples * kTupleBytes +
-         8 * std::min(std::ceil(1 / (2 * alpha)), 65536.0);
+         16 * std::min(std::ceil(1 / (2 * alpha)), 65536.0);
 }
 
 Status ValidateGkParameters(double alpha, double bins, int64_t steps) {
@@ -122,7 +154,7 @@ uint64_t GkSketch::Capacity() const {
 
 size_t GkSketch::MemoryBytes() const {
   return sizeof(*this) + tuples_.capacity() * sizeof(GkTuple) +
-         buffer_.capacity() * sizeof(int64_t);
+         (buffer_.capacity() + scratch_.capacity()) * sizeof(int64_t);
 }
 
 void GkSketch::Insert(int64_t cell) {
@@ -134,7 +166,7 @@ void GkSketch::Insert(int64_t cell) {
 
 void GkSketch::Flush() {
   if (buffer_.empty()) return;
-  std::sort(buffer_.begin(), buffer_.end());
+  SortCells(&buffer_, &scratch_, steps_log2_);
   // Merge from the right so each new tuple sees its successor's bounds.
   std::vector<GkTuple> merged(tuples_.size() + buffer_.size());
   size_t out = merged.size();

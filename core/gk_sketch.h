@@ -119,6 +119,7 @@ class GkSketch {
   uint64_t count_ = 0;
   std::vector<GkTuple> tuples_;
   std::vector<int64_t> buffer_;
+  std::vector<int64_t> scratch_;  // the batch sort's (radix) second buffer
   size_t buffer_limit_;
 };
 

@@ -57,35 +57,17 @@ Status Corrupt(const std::string& why) {
   return Status(StatusCode::kCorruptData, "not a valid sketch: " + why);
 }
 
-// Sorts cells in [0, 2^bits): an LSD radix sort (11-bit digits) for
-// batches large enough to repay its counting passes, std::sort otherwise.
-// The same order either way (plain integers).
+// Sorts cells in [0, 2^bits): RadixSort for batches large enough to repay
+// its counting passes, std::sort otherwise (the same order).
 void SortCells(std::vector<int64_t>* cells, std::vector<int64_t>* scratch,
                int bits) {
-  constexpr int kDigitBits = 11;
-  constexpr size_t kDigits = size_t{1} << kDigitBits;
   const size_t passes =
-      static_cast<size_t>((bits + kDigitBits - 1) / kDigitBits);
-  if (cells->size() < passes * kDigits / 4) {
+      static_cast<size_t>((bits + kRadixDigitBits - 1) / kRadixDigitBits);
+  if (cells->size() < passes * (size_t{1} << kRadixDigitBits) / 4) {
     std::sort(cells->begin(), cells->end());
     return;
   }
-  scratch->resize(cells->size());
-  std::vector<size_t> offsets(kDigits);
-  for (int shift = 0; shift < bits; shift += kDigitBits) {
-    std::fill(offsets.begin(), offsets.end(), 0);
-    for (int64_t cell : *cells) ++offsets[(cell >> shift) & (kDigits - 1)];
-    size_t total = 0;
-    for (size_t& offset : offsets) {
-      const size_t here = offset;
-      offset = total;
-      total += here;
-    }
-    for (int64_t cell : *cells) {
-      (*scratch)[offsets[(cell >> shift) & (kDigits - 1)]++] = cell;
-    }
-    cells->swap(*scratch);
-  }
+  RadixSort(cells, scratch, bits);
 }
 
 }  // namespace

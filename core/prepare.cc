@@ -128,8 +128,15 @@ StatusOr<OutputGrid> BucketGrid(double lower, double upper, double buckets) {
 }
 
 void ToBucketEdges(double* values, size_t count, const OutputGrid& grid) {
+  // A run of equal values (counts arrive as runs) is mapped once.
+  double last = 0;
+  double edge = 0;
   for (size_t i = 0; i < count; ++i) {
-    values[i] = grid.ValueAt(grid.CellOf(values[i]));
+    if (i == 0 || values[i] != last) {
+      last = values[i];
+      edge = grid.ValueAt(grid.CellOf(last));
+    }
+    values[i] = edge;
   }
 }
 
@@ -280,8 +287,15 @@ Status ClampValues(double* values, size_t count, double lower, double upper) {
 
 void ConvertToPoints(double* sorted_values, size_t count,
                      const OutputGrid& grid) {
+  // Equal values sit together once sorted: each run is mapped once.
+  double last = 0;
+  double point = 0;
   for (size_t i = 0; i < count; ++i) {
-    sorted_values[i] = static_cast<double>(grid.PointOf(sorted_values[i]));
+    if (i == 0 || sorted_values[i] != last) {
+      last = sorted_values[i];
+      point = static_cast<double>(grid.PointOf(last));
+    }
+    sorted_values[i] = point;
   }
 }
 
@@ -297,32 +311,16 @@ void SortToPoints(double* values, size_t count, const OutputGrid& grid) {
     return;
   }
   std::vector<uint32_t> keys(count);
-  std::vector<uint32_t> scratch(count);
+  std::vector<uint32_t> scratch;
   for (size_t i = 0; i < count; ++i) {
     keys[i] = static_cast<uint32_t>(grid.PointOf(values[i]));
   }
   // Only the digits the largest point needs.
-  constexpr int kDigitBits = 11;
-  constexpr size_t kDigits = size_t{1} << kDigitBits;
   int bits = 0;
   while (bits < 32 && (static_cast<uint64_t>(grid.steps()) >> bits) != 0) {
     ++bits;
   }
-  std::vector<size_t> offsets(kDigits);
-  for (int shift = 0; shift < bits; shift += kDigitBits) {
-    std::fill(offsets.begin(), offsets.end(), 0);
-    for (uint32_t key : keys) ++offsets[(key >> shift) & (kDigits - 1)];
-    size_t total = 0;
-    for (size_t& offset : offsets) {
-      const size_t here = offset;
-      offset = total;
-      total += here;
-    }
-    for (uint32_t key : keys) {
-      scratch[offsets[(key >> shift) & (kDigits - 1)]++] = key;
-    }
-    keys.swap(scratch);
-  }
+  RadixSort(&keys, &scratch, bits);
   for (size_t i = 0; i < count; ++i) values[i] = static_cast<double>(keys[i]);
 }
 

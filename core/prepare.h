@@ -3,6 +3,7 @@
 #ifndef DPQ_CORE_PREPARE_H_
 #define DPQ_CORE_PREPARE_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -165,6 +166,32 @@ void ConvertToPoints(double* sorted_values, size_t count,
 // per record of scratch for the radix sort.
 constexpr size_t kRadixMinRecords = 2048;
 void SortToPoints(double* values, size_t count, const OutputGrid& grid);
+
+// Digit width of RadixSort: 2^11 counters per pass.
+constexpr int kRadixDigitBits = 11;
+// Sorts non-negative integer keys below 2^bits into the order std::sort
+// gives: an LSD radix sort, ceil(bits / kRadixDigitBits) passes through
+// `scratch` (resized to match; its contents are lost).
+template <typename Key>
+void RadixSort(std::vector<Key>* keys, std::vector<Key>* scratch, int bits) {
+  constexpr size_t kDigits = size_t{1} << kRadixDigitBits;
+  scratch->resize(keys->size());
+  std::vector<size_t> offsets(kDigits);
+  for (int shift = 0; shift < bits; shift += kRadixDigitBits) {
+    std::fill(offsets.begin(), offsets.end(), 0);
+    for (Key key : *keys) ++offsets[(key >> shift) & (kDigits - 1)];
+    size_t total = 0;
+    for (size_t& offset : offsets) {
+      const size_t here = offset;
+      offset = total;
+      total += here;
+    }
+    for (Key key : *keys) {
+      (*scratch)[offsets[(key >> shift) & (kDigits - 1)]++] = key;
+    }
+    keys->swap(*scratch);
+  }
+}
 
 // Exact floor(q * n) for q in [0, 1] (no floating-point rounding across an
 // integer).

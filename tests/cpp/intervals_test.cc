@@ -49,6 +49,21 @@ std::vector<double> Dataset(int d, RandomSource& rng) {
   return values;
 }
 
+// The release of coverage dataset d over [0, 100]: epsilon 1 and 4 in turn,
+// a step of 1 on every fifth.
+ReleaseRequest CoverageRequest(int d, const std::vector<double>& quantiles,
+                               double confidence, uint64_t seed) {
+  ReleaseRequest request;
+  request.lower = 0;
+  request.upper = 100;
+  request.quantiles = quantiles;
+  request.epsilon = d % 2 == 0 ? 1.0 : 4.0;
+  request.confidence = confidence;
+  request.seed = seed;
+  if (d % 5 == 0) request.options = {{"step", 1.0}};
+  return request;
+}
+
 TEST(IntervalsTest, CoverTheTrueQuantileAtLeastAtTheNominalRate) {
   // 1,200 simulated datasets, three quantiles each, at 90% and 50%.
   SeededRandom data_rng(17);
@@ -59,14 +74,8 @@ TEST(IntervalsTest, CoverTheTrueQuantileAtLeastAtTheNominalRate) {
     const int datasets = 1200;
     for (int d = 0; d < datasets; ++d) {
       const std::vector<double> values = Dataset(d, data_rng);
-      ReleaseRequest request;
-      request.lower = 0;
-      request.upper = 100;
-      request.quantiles = quantiles;
-      request.epsilon = d % 2 == 0 ? 1.0 : 4.0;
-      request.confidence = confidence;
-      request.seed = 1000 + d;
-      if (d % 5 == 0) request.options = {{"step", 1.0}};
+      ReleaseRequest request =
+          CoverageRequest(d, quantiles, confidence, 1000 + d);
       std::vector<double> copy = values;
       std::vector<double> out(quantiles.size());
       const StatusOr<ReleaseReport> report =
@@ -132,15 +141,9 @@ TEST(IntervalsTest, PopulationIntervalsCoverThePopulationQuantile) {
   std::vector<double> sample_widths;
   for (int d = 0; d < datasets; ++d) {
     const std::vector<double> values = Dataset(d, data_rng);
-    ReleaseRequest request;
-    request.lower = 0;
-    request.upper = 100;
-    request.quantiles = quantiles;
-    request.epsilon = d % 2 == 0 ? 1.0 : 4.0;
-    request.confidence = confidence;
+    ReleaseRequest request =
+        CoverageRequest(d, quantiles, confidence, 5000 + d);
     request.interval = "population";
-    request.seed = 5000 + d;
-    if (d % 5 == 0) request.options = {{"step", 1.0}};
     std::vector<double> copy = values;
     std::vector<double> out(quantiles.size());
     const StatusOr<ReleaseReport> report =

@@ -755,17 +755,20 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     return withUsers(users, spec, () =>
       withHeap([values, quantiles], withIntervals ? 3 * m : m, ([dataAt, quantilesAt], out) => {
         const result = module.release(dataAt, values.length, quantilesAt, m, out, spec);
-        const at = out / 8;
-        const intervals = withIntervals
-          ? {
-              low: module.HEAPF64.slice(at + m, at + 2 * m),
-              high: module.HEAPF64.slice(at + 2 * m, at + 3 * m),
-              confidence: spec.confidence as number,
-            }
-          : undefined;
-        return toRelease(result, module.HEAPF64.slice(at, at + m), intervals);
+        return readRelease(result, out, m, spec.confidence);
       }),
     );
+  }
+
+  // A release's values at `out` (m doubles), then with `confidence` the
+  // intervals' lows and highs (m each), as the bindings write them.
+  function readRelease(result: WasmReleaseResult, out: number, m: number, confidence: number | undefined): QuantilesRelease {
+    const at = out / 8;
+    const intervals =
+      confidence === undefined
+        ? undefined
+        : { low: module.HEAPF64.slice(at + m, at + 2 * m), high: module.HEAPF64.slice(at + 2 * m, at + 3 * m), confidence };
+    return toRelease(result, module.HEAPF64.slice(at, at + m), intervals);
   }
 
   function releaseFromCounts(counts: CountsData, options: CountsOptions, session?: WasmSession): QuantilesRelease {
@@ -789,15 +792,7 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     const withIntervals = spec.confidence !== undefined;
     return withHeap([buckets, quantiles], withIntervals ? 3 * m : m, ([countsAt, quantilesAt], out) => {
       const result = module.releaseFromCounts(countsAt, buckets.length, quantilesAt, m, out, spec);
-      const at = out / 8;
-      const intervals = withIntervals
-        ? {
-            low: module.HEAPF64.slice(at + m, at + 2 * m),
-            high: module.HEAPF64.slice(at + 2 * m, at + 3 * m),
-            confidence: spec.confidence as number,
-          }
-        : undefined;
-      return toRelease(result, module.HEAPF64.slice(at, at + m), intervals);
+      return readRelease(result, out, m, spec.confidence);
     });
   }
 

@@ -10,7 +10,9 @@ import {
   DpQuantilesError,
   loadDpQuantiles,
   type CountsOptions,
+  type PrivacySession,
   type QuantileMethod,
+  type QuantilesRelease,
   type QuantilesOptions,
   type SessionOptions,
 } from './node.js';
@@ -375,25 +377,46 @@ async function main(argv: string[]): Promise<void> {
   const releases = quantileSets.map((quantiles) => {
     const releaseOptions = { ...options, quantiles } as QuantilesOptions;
     const release = session === undefined ? dpq.release(column.values, releaseOptions) : session.release(column.values, releaseOptions);
-    const entry: Record<string, unknown> = {
-      method: release.method,
-      privacy: release.privacy,
-      neighbouring: release.neighbouring,
-      ...(release.maxContributions === undefined ? {} : { maxContributions: release.maxContributions }),
-      quantiles: quantiles.map((q, i) => ({ q, value: release.values[i] })),
-    };
-    if (sorted !== undefined) entry.quantiles = withTruth(sorted, quantiles, release, options);
-    const intervals = release.intervals;
-    if (intervals !== undefined) {
-      entry.intervals = { confidence: intervals.confidence, kind: intervals.kind, privacy: intervals.privacy };
-      (entry.quantiles as Record<string, unknown>[]).forEach((quantile, i) => {
-        quantile.interval = [intervals.low[i], intervals.high[i]];
-      });
-    }
-    return entry;
+    return releaseEntry(
+      release,
+      quantiles,
+      sorted === undefined ? undefined : withTruth(sorted, quantiles, release, options),
+    );
   });
   const output: Record<string, unknown> = { column: column.name, bounds: [options.lower, options.upper] };
   if (boundsEntry !== undefined) output.estimatedBounds = boundsEntry;
+  if (sorted !== undefined) output.warning = 'true values and rank errors are NOT private: for the data owner only';
+  printReleases(output, releases, session);
+}
+
+// One release as JSON: its accounting, and per quantile the value (with its
+// interval when asked), or `rows` when the owner's truth goes along.
+function releaseEntry(
+  release: QuantilesRelease,
+  quantiles: number[],
+  rows: Record<string, unknown>[] = quantiles.map((q, i) => ({ q, value: release.values[i] })),
+): Record<string, unknown> {
+  const intervals = release.intervals;
+  if (intervals !== undefined) {
+    rows.forEach((row, i) => {
+      row.interval = [intervals.low[i], intervals.high[i]];
+    });
+  }
+  return {
+    method: release.method,
+    privacy: release.privacy,
+    neighbouring: release.neighbouring,
+    ...(release.maxContributions === undefined ? {} : { maxContributions: release.maxContributions }),
+    quantiles: rows,
+    ...(intervals === undefined
+      ? {}
+      : { intervals: { confidence: intervals.confidence, kind: intervals.kind, privacy: intervals.privacy } }),
+  };
+}
+
+// Prints `output` with the releases: one alone inline, several (or any in
+// a session) as a list, and the session's accounting.
+function printReleases(output: Record<string, unknown>, releases: Record<string, unknown>[], session: PrivacySession | undefined): void {
   if (releases.length === 1 && session === undefined) {
     Object.assign(output, releases[0]);
   } else {
@@ -402,7 +425,6 @@ async function main(argv: string[]): Promise<void> {
   if (session !== undefined) {
     output.session = { total: session.total, spent: session.spent, remaining: session.remaining, releases: session.releases };
   }
-  if (sorted !== undefined) output.warning = 'true values and rank errors are NOT private: for the data owner only';
   process.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
 }
 
@@ -427,7 +449,7 @@ function withTruth(
   quantiles: number[],
   release: { values: Float64Array; resolution: number },
   bounds: { lower: number; upper: number },
-): unknown[] {
+): Record<string, unknown>[] {
   const n = sorted.length;
   const tie = tieOf(release.resolution, bounds.lower, bounds.upper);
   return quantiles.map((q, i) => ({
@@ -508,31 +530,13 @@ async function countsMain(
     const releaseOptions = { ...options, quantiles } as CountsOptions;
     const release =
       session === undefined ? dpq.releaseFromCounts(counts, releaseOptions) : session.releaseFromCounts(counts, releaseOptions);
-    const entry: Record<string, unknown> = {
-      method: release.method,
-      privacy: release.privacy,
-      neighbouring: release.neighbouring,
-      quantiles: quantiles.map((q, i) => ({
-        q,
-        value: release.values[i],
-        ...(release.intervals === undefined ? {} : { interval: [release.intervals.low[i], release.intervals.high[i]] }),
-      })),
-    };
-    if (release.intervals !== undefined) {
-      entry.intervals = { confidence: release.intervals.confidence, kind: release.intervals.kind, privacy: release.intervals.privacy };
-    }
-    return entry;
+    return releaseEntry(release, quantiles);
   });
-  const output: Record<string, unknown> = {
-    counts: { buckets, resolution: (options.upper - options.lower) / buckets },
-    bounds: [options.lower, options.upper],
-  };
-  if (releases.length === 1 && session === undefined) Object.assign(output, releases[0]);
-  else output.releases = releases;
-  if (session !== undefined) {
-    output.session = { total: session.total, spent: session.spent, remaining: session.remaining, releases: session.releases };
-  }
-  process.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
+  printReleases(
+    { counts: { buckets, resolution: (options.upper - options.lower) / buckets }, bounds: [options.lower, options.upper] },
+    releases,
+    session,
+  );
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -24,9 +24,13 @@ function incomes(): Float64Array {
 describe('bounds', () => {
   it('estimates a range that holds the data, then a release uses it', () => {
     const data = incomes();
-    const b = dpq.bounds(data, { epsilon: 0.5 });
-    expect(b.privacy).toEqual({ kind: 'pure', epsilon: 0.5 });
-    expect(b.neighbouring).toBe('add-remove');
+    const unseeded = dpq.bounds(data, { epsilon: 0.5 });
+    expect(unseeded.privacy).toEqual({ kind: 'pure', epsilon: 0.5 });
+    expect(unseeded.neighbouring).toBe('add-remove');
+    // An empty bin clears with probability up to 5% by the threshold's
+    // design (and stretches the range): a fixed seed keeps the range checks
+    // from flaking (CI once drew such a bin).
+    const b = dpq.bounds(data, { epsilon: 0.5, seed: 4 });
     expect(b.lower).toBeGreaterThan(0);
     expect(b.lower).toBeLessThanOrEqual(128);
     expect(b.upper).toBeGreaterThanOrEqual(2 ** 19);

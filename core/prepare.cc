@@ -145,7 +145,10 @@ StatusOr<size_t> ValidateCounts(const double* counts, size_t buckets) {
   double total = 0;
   for (size_t i = 0; i < buckets; ++i) {
     const double c = counts[i];
-    if (!(c >= 0 && c <= kMaxCount) || c != std::floor(c)) {
+    // In range first, so the conversion is defined; a whole number
+    // survives the round trip through an integer (no floor() call).
+    if (!(c >= 0 && c <= kMaxCount) ||
+        static_cast<double>(static_cast<int64_t>(c)) != c) {
       return Status(StatusCode::kInvalidCounts,
                     "counts[" + std::to_string(i) +
                         "] must be a whole number >= 0 (a count of rows), "

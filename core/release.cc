@@ -58,6 +58,9 @@ struct Context {
   const std::vector<double>& quantiles;
   RandomSource& rng;
   Options options;
+  // The counts path's fast form: `data` already holds the records' sorted
+  // points on the release grid (the bucket grid), not values.
+  bool prepared = false;
 };
 
 // Fills `values` (one per distinct quantile) and the report's details.
@@ -69,6 +72,9 @@ struct MethodSpec {
   Runner run;
   // Public: which neighbours the guarantee is for.
   Neighbouring neighbouring = Neighbouring::kAddRemove;
+  // Reads the records only as sorted points of the release grid, so the
+  // counts path may hand them over in that form (Context::prepared).
+  bool takes_points = false;
 };
 
 StatusOr<int64_t> WholeOption(const Options& options, const char* name,
@@ -111,7 +117,7 @@ void PrepareOnGrid(double* data, size_t count, const OutputGrid& grid) {
 StatusOr<OutputGrid> PrepareOnReleaseGrid(Context& c, ReleaseReport* report) {
   StatusOr<OutputGrid> grid = ReleaseGrid(c);
   if (!grid.ok()) return grid.status();
-  PrepareOnGrid(c.data, c.count, grid.value());
+  if (!c.prepared) PrepareOnGrid(c.data, c.count, grid.value());
   report->resolution = grid.value().resolution();
   return grid;
 }
@@ -170,7 +176,9 @@ Status RunJoint(Context& c, ReleaseReport* report, std::vector<double>* values,
                 int64_t offset, bool inverse_sensitivity) {
   Status status = CheckJointSize(c.count, c.quantiles.size());
   if (!status.ok()) return status;
-  PrepareOnGrid(c.data, c.count, sampling);
+  // Prepared data are points of the release grid, which is `sampling` here
+  // (only JointExp and inverse sensitivity take prepared data).
+  if (!c.prepared) PrepareOnGrid(c.data, c.count, sampling);
   // One exponential mechanism: epsilon, or sqrt(8 rho) by bounded range,
   // at most kMaxJointEpsilon (joint_exp.h).
   report->mechanism_epsilon = std::min(
@@ -339,16 +347,25 @@ Status RunTreeCdf(Context& c, ReleaseReport* report,
 
 const std::vector<MethodSpec>& Methods() {
   static const std::vector<MethodSpec> methods = {
-      {"aq", {{"step", false}}, RunAq},
-      {"jointexp", {{"step", false}}, RunJointExp},
+      {"aq", {{"step", false}}, RunAq, Neighbouring::kAddRemove, true},
+      {"jointexp",
+       {{"step", false}},
+       RunJointExp,
+       Neighbouring::kAddRemove,
+       true},
       {"inverse-sensitivity",
        {{"step", false}},
        RunInverseSensitivity,
-       Neighbouring::kReplaceOne},
+       Neighbouring::kReplaceOne,
+       true},
       {"hs-jointexp",
        {{"jitter", true}, {"scale", false}, {"step", false}},
        RunHsJointExp},
-      {"appindexp", {{"delta", false}, {"step", false}}, RunAppIndExp},
+      {"appindexp",
+       {{"delta", false}, {"step", false}},
+       RunAppIndExp,
+       Neighbouring::kAddRemove,
+       true},
       {"aggtree",
        {{"branching", false}, {"height", false}, {"aggregation", true}},
        RunAggTree},
@@ -412,9 +429,14 @@ std::vector<std::string> ReleaseMethods() {
   return names;
 }
 
-StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
-                                         const ReleaseRequest& request,
-                                         double* out, PrivacySession* session) {
+namespace {
+
+// ReleaseQuantiles; with `prepared`, `data` holds the records' sorted points
+// on the request's bucket grid (ReleaseFromCounts, for methods that take
+// points and no intervals), which skips clamping, bucketing and sorting.
+StatusOr<ReleaseReport> Release(double* data, size_t count,
+                                const ReleaseRequest& request, double* out,
+                                PrivacySession* session, bool prepared) {
   StatusOr<const MethodSpec*> method = FindMethod(request.method);
   if (!method.ok()) return method.status();
   Status status = CheckOptionNames(*method.value(), request);
@@ -506,9 +528,11 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
     status = session->Check(spend, neighbouring, max_contributions);
     if (!status.ok()) return status;
   }
-  status = ClampValues(data, count, request.lower, request.upper);
-  if (!status.ok()) return status;
-  if (bucket_grid.has_value()) ToBucketEdges(data, count, *bucket_grid);
+  if (!prepared) {
+    status = ClampValues(data, count, request.lower, request.upper);
+    if (!status.ok()) return status;
+    if (bucket_grid.has_value()) ToBucketEdges(data, count, *bucket_grid);
+  }
 
   const SortedQuantiles sorted =
       SortDistinctQuantiles(request.quantiles.data(), request.quantiles.size());
@@ -536,7 +560,7 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
     intervals_per_record =
         PerRecordBudget(intervals_per_record, max_contributions);
   }
-  if (bucket_grid.has_value()) {
+  if (bucket_grid.has_value() && !prepared) {
     // Sorted (after per-person bounding, which reads the records in the
     // users' order): then nothing downstream, such as HSJointExp's
     // per-record jitter, depends on an order that counts do not have.
@@ -576,8 +600,14 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
                        epsilon_each, mechanism_confidence, *rng, below, above);
     report.interval_epsilon = epsilon_each;
   }
-  Context context{data, count,           request, per_record, sorted.distinct,
-                  *rng, Options(request)};
+  Context context{data,
+                  count,
+                  request,
+                  per_record,
+                  sorted.distinct,
+                  *rng,
+                  Options(request),
+                  prepared};
   std::vector<double> values;
   status = method.value()->run(context, &report, &values);
   if (!status.ok()) return status;
@@ -600,6 +630,14 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
     }
   }
   return report;
+}
+
+}  // namespace
+
+StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
+                                         const ReleaseRequest& request,
+                                         double* out, PrivacySession* session) {
+  return Release(data, count, request, out, session, false);
 }
 
 StatusOr<ReleaseReport> ReleaseFromCounts(const double* counts,
@@ -626,17 +664,34 @@ StatusOr<ReleaseReport> ReleaseFromCounts(const double* counts,
   if (!grid.ok()) return grid.status();
   StatusOr<size_t> total = ValidateCounts(counts, bucket_count);
   if (!total.ok()) return total.status();
-  // The bucketed raw path keeps only each record's bucket edge: rebuild
-  // exactly that, in bucket order.
-  std::vector<double> edges;
-  edges.reserve(total.value());
-  for (size_t i = 0; i < bucket_count; ++i) {
-    edges.insert(edges.end(), static_cast<size_t>(counts[i]),
-                 grid.value().ValueAt(static_cast<int64_t>(i)));
-  }
   ReleaseRequest bucketed = request;
   bucketed.buckets = static_cast<double>(bucket_count);
-  return ReleaseQuantiles(edges.data(), edges.size(), bucketed, out, session);
+  // The bucketed raw path keeps only each record's bucket edge, and a
+  // method that takes points then maps edge i to point i of the bucket grid
+  // and sorts. So for those methods (without intervals, which read values)
+  // the prepared form is bucket i's index repeated counts[i] times, built
+  // directly; the others get the edges. Either way the mechanism reads what
+  // the raw path gives it, so the release is the same bit for bit.
+  StatusOr<const MethodSpec*> method = FindMethod(request.method);
+  const bool points = method.ok() && method.value()->takes_points &&
+                      !request.confidence.has_value();
+  // One spare slot: an empty bucket writes its record there and does not
+  // advance (no branch on the common counts 0 and 1).
+  std::vector<double> records(total.value() + 1);
+  double* next = records.data();
+  for (size_t i = 0; i < bucket_count; ++i) {
+    // Whole and at most 2^53 (ValidateCounts), so exact as an integer.
+    const auto c = static_cast<int64_t>(counts[i]);
+    const double record = points
+                              ? static_cast<double>(i)
+                              : grid.value().ValueAt(static_cast<int64_t>(i));
+    next[0] = record;
+    for (int64_t k = 1; k < c; ++k) next[k] = record;
+    next += c;
+  }
+  records.pop_back();
+  return Release(records.data(), records.size(), bucketed, out, session,
+                 points);
 }
 
 StatusOr<size_t> SanitizeSize(const std::optional<double>& size) {

@@ -95,7 +95,9 @@ std::vector<std::string> ReleaseMethods();
 // does), exactly as ReleaseQuantiles releases the records themselves with
 // request.buckets = bucket_count: same grid, same seed, same values, bit for
 // bit (the records are expanded to their buckets' lower edges, which is all
-// the bucketed raw path keeps of them). Same guarantees. Not per person
+// the bucketed raw path keeps of them; for AQ, AppIndExp, JointExp and
+// inverse sensitivity without intervals, straight to the sorted grid points
+// those methods read, skipping the sort). Same guarantees. Not per person
 // (counts do not say whose rows they are): users and max_contributions are
 // refused. INVALID_ARGUMENT for a count that is not a whole number >= 0;
 // TOO_LARGE when they add up to more than kMaxRecords (private: for the data

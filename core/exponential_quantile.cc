@@ -166,8 +166,9 @@ uint64_t ScaledDistanceFrom(uint64_t target, size_t low, size_t high) {
 }
 
 // One output group of an exact draw: grid points [first, last] standing for
-// one rank (a gap), one occupied point (atom form), or one sub-gap of an
-// occupied point (split form; first == last).
+// one rank (a gap), one occupied point (atom form), one sub-gap of an
+// occupied point (split form; first == last), or, in the split form, both
+// sub-gaps of a point holding one record (span 1, a "pair").
 // Kept small (48 bytes): a draw lists hundreds of them. The exponent is
 // recomputed from the ranks when the item is drawn.
 struct Item {
@@ -176,6 +177,8 @@ struct Item {
   uint64_t low = 0;     // the ranks it stands for: [low, low + span]; in the
   uint32_t span = 0;    // split form, low is the records before the output
   uint32_t scaled = 0;  // size = count K (a gap of the split form) or count
+  // A pair's size is K and this holds its record's sub-point plus one once
+  // drawn (0 before).
   uint64_t count = 0;
   int64_t proposal = 0;  // its weight's ProposalExponent()
 };
@@ -256,8 +259,10 @@ class QuantileDraw {
   // accepted.
   bool Round(BitReader& bits, SplitPoint* out) {
     bits_ = &bits;
-    const Item* item = DrawFrom(&top_, false, 0);
-    if (item == nullptr || !BernoulliSizeShare(*bits_, Size(*item)) ||
+    Item* item = DrawFrom(&top_, false, 0);
+    if (item == nullptr) return false;
+    if (Pair(*item)) return RoundOnPair(item, out);
+    if (!BernoulliSizeShare(*bits_, Size(*item)) ||
         !BernoulliTwoToMinusFraction(
             *bits_, ExponentAt(item->low, item->low + item->span).fraction)) {
       return false;
@@ -278,9 +283,56 @@ class QuantileDraw {
     return rate_.ExponentFor(ScaledDistanceFrom(target_, low, high));
   }
 
+  // Split form: both sub-gaps of a one-record point, listed as one item
+  // whose exponent is the nearer rank's (the smaller of the two).
+  static bool Pair(const Item& item) { return kSplit && item.span == 1; }
+
   Uint128 Size(const Item& item) const {
+    if (Pair(item)) return sub_points_;
     return static_cast<Uint128>(item.count) *
            (item.scaled != 0 ? sub_points_ : 1);
+  }
+
+  // A pair's smaller exponent: of rank low or of rank low + 1 (not of the
+  // interval between them, which a target between the ranks would make 0
+  // and every round a near-certain rejection at large epsilon).
+  Exponent PairExponent(const Item& item) const {
+    const Exponent below = ExponentAt(item.low, item.low);
+    const Exponent above = ExponentAt(item.low + 1, item.low + 1);
+    const bool lower = below.whole != above.whole
+                           ? below.whole < above.whole
+                           : below.fraction <= above.fraction;
+    return lower ? below : above;
+  }
+
+  // The round after a pair was proposed (weight 2^a, a = ceil(log2 K) -
+  // floor(y_min)). The record's sub-point p is drawn the first time the pair
+  // is (lazily: a record's jitter matters only where the cut is made), then
+  // a uniform sub-point s of the K: sub-gap h = [s > p] (h records before
+  // it, size p + 1 or K - 1 - p), so h has probability size_h / K. Accepted
+  // with probability K 2^-y_h / 2^a = 2^-(y_h - floor(y_min)): as for every
+  // item, sub-gap h is returned with probability size_h 2^-y_h / 2^a.
+  bool RoundOnPair(Item* item, SplitPoint* out) {
+    if (item->count == 0) {
+      item->count = static_cast<uint64_t>(UniformBits(*bits_, sub_points_)) + 1;
+    }
+    const uint64_t position = item->count - 1;
+    const uint64_t s = static_cast<uint64_t>(UniformBits(*bits_, sub_points_));
+    const size_t h = s > position ? 1 : 0;
+    if (!BernoulliSizeShare(*bits_, sub_points_)) return false;
+    const uint64_t floor_min = PairExponent(*item).whole;
+    const Exponent y = ExponentAt(item->low + h, item->low + h);
+    // 2^-(y.whole - floor_min): that many zero bits in a row.
+    for (uint64_t left = y.whole - floor_min; left > 0;) {
+      const int take =
+          static_cast<int>(std::min<uint64_t>(left, BitReader::kMaxPeek));
+      if (bits_->Bits(take) != 0) return false;
+      left -= static_cast<uint64_t>(take);
+    }
+    if (!BernoulliTwoToMinusFraction(*bits_, y.fraction)) return false;
+    out->point = item->first;
+    out->split = static_cast<size_t>(item->low + h);
+    return true;
   }
 
   // An item for ranks [low, high] (high = low but for the atom form's
@@ -294,8 +346,9 @@ class QuantileDraw {
               scaled ? 1u : 0u,
               count,
               0};
-    item.proposal =
-        ExactWeight{Size(item), ExponentAt(low, high)}.ProposalExponent();
+    item.proposal = ExactWeight{Size(item), Pair(item) ? PairExponent(item)
+                                                       : ExponentAt(low, high)}
+                        .ProposalExponent();
     pool->Note(item.proposal);
     pool->items.push_back(item);
   }
@@ -323,18 +376,8 @@ class QuantileDraw {
     // point before it) holds sub-points (p_h, p_(h+1)], with p_0 = -1 and
     // p_(c+1) = K - 1.
     const size_t c = s.records;
-    if (c == 1) {  // two sub-gaps, both listed: nothing to store
-      const int64_t position =
-          sub_points_ == (uint64_t{1} << 32)
-              ? static_cast<int64_t>(bits_->Bits(32))
-              : static_cast<int64_t>(UniformBits(*bits_, sub_points_));
-      AddItem(pool, s.first, s.first, s.below, s.below,
-              static_cast<uint64_t>(position + 1), false);
-      const int64_t above = static_cast<int64_t>(sub_points_) - 1 - position;
-      if (above > 0) {
-        AddItem(pool, s.first, s.first, s.below + 1, s.below + 1,
-                static_cast<uint64_t>(above), false);
-      }
+    if (c == 1) {  // a pair: its sub-point is drawn only if it is proposed
+      AddItem(pool, s.first, s.first, s.below, s.below + 1, 0, false);
       return;
     }
     std::vector<uint32_t> jitter(c);
@@ -460,7 +503,7 @@ class QuantileDraw {
   // An item with probability proportional to its proposal weight (or, from
   // a group, to its weight over 2^cap; nullptr for the rest and for a
   // thinned entry).
-  const Item* DrawFrom(Pool* pool, bool capped, int64_t cap) {
+  Item* DrawFrom(Pool* pool, bool capped, int64_t cap) {
     if (pool->table.size() == 0) return nullptr;
     const size_t e =
         capped ? pool->table.DrawWithin(*bits_, cap) : pool->table.Draw(*bits_);

@@ -50,10 +50,12 @@
 // listed outward from the target; once everything left in a direction is
 // bounded 2^40 below the largest item, the rest is one group with a dyadic
 // bound on its weight, listed only if drawn (about once in 2^40 draws). The
-// split form's sub-points are independent uniform integers of [0, K), drawn
-// for the records of each occupied point it lists; sub-gaps of a large atom
-// far from the target are grouped the same way. The support never depends
-// on the data.
+// split form's sub-points are independent uniform integers of [0, K): for
+// an atom, drawn for its records when it is listed; for a point holding one
+// record, whose two sub-gaps are listed as one item, drawn only when that
+// item is first proposed (a record's sub-point matters only where the cut
+// is made). Sub-gaps of a large atom far from the target are grouped the
+// same way. The support never depends on the data.
 #ifndef DPQ_CORE_EXPONENTIAL_QUANTILE_H_
 #define DPQ_CORE_EXPONENTIAL_QUANTILE_H_
 

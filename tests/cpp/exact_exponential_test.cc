@@ -225,6 +225,77 @@ void CheckRoundIsExact(const std::vector<double>& cells, int64_t steps,
   }
 }
 
+// The split form with K > 1 on records at distinct points: each is a "pair"
+// whose sub-point is drawn only when it is proposed. A fresh draw's first
+// round, enumerated over every bit string (the sub-point included), gives
+// output (v, h) with probability proportional to the sub-gap's expected
+// size times 2^-y: E[p + 1] = (K + 1) / 2 for h = 0, E[K - 1 - p] =
+// (K - 1) / 2 for h = 1 (p uniform in [0, K)), and K 2^-y for each empty
+// point. (Over whole draws, the sub-point drawn once and kept across rounds
+// gives the jitter mixture, which SplitSamplerMatchesExactDistribution
+// checks.)
+void CheckPairRoundIsExact(const std::vector<double>& cells, int64_t steps,
+                           double q, double epsilon, uint64_t k, int margin,
+                           size_t depth) {
+  const QuantileProblem problem{cells.data(), cells.size(), 0, steps, q};
+  ExponentialQuantileSampler sampler(epsilon, k);
+  sampler.set_tail_margin_bits(margin);
+  sampler.set_headroom(2);
+  const Enumeration e = Enumerate(
+      [&](BitReader& bits) -> int64_t {
+        SeededRandom setup(1);  // nothing is drawn before the round
+        const auto out = sampler.RoundForTest(problem, true, setup, bits);
+        if (!out.has_value()) return -1;
+        return out->point * 1000 + static_cast<int64_t>(out->split);
+      },
+      depth);
+  const BaseTwoRate rate(epsilon / (2 * QuantileSensitivity(q)));
+  auto weight = [&](size_t rank) {
+    return std::exp2(
+        -rate.ExponentFor(problem.ScaledDistance(rank, rank)).Value());
+  };
+  const auto kk = static_cast<double>(k);
+  std::map<int64_t, double> ideal;
+  double total = 0;
+  for (int64_t v = 0; v <= steps; ++v) {
+    const size_t below = problem.Below(v);
+    if (problem.AtOrBelow(v) == below) {
+      ideal[v * 1000 + static_cast<int64_t>(below)] = kk * weight(below);
+    } else {
+      ideal[v * 1000 + static_cast<int64_t>(below)] =
+          (kk + 1) / 2 * weight(below);
+      ideal[v * 1000 + static_cast<int64_t>(below) + 1] =
+          (kk - 1) / 2 * weight(below + 1);
+    }
+  }
+  for (const auto& [outcome, w] : ideal) total += w;
+  double accepted = 0;
+  for (const auto& [outcome, mass] : e.mass) {
+    if (outcome >= 0) {
+      ASSERT_TRUE(ideal.count(outcome)) << outcome;
+      accepted += mass;
+    }
+  }
+  ASSERT_LT(e.unresolved, 0.03 * accepted)
+      << e.leaves << " q " << q << " epsilon " << epsilon;
+  ASSERT_GT(accepted, 0.05);
+  for (const auto& [outcome, w] : ideal) {
+    const double p = w / total;
+    const double got = e.mass.count(outcome) ? e.mass.at(outcome) : 0;
+    EXPECT_LE(got, (accepted + e.unresolved) * p + 1e-12) << outcome;
+    EXPECT_GE(got + e.unresolved, accepted * p - 1e-12) << outcome;
+  }
+}
+
+TEST(ExactExponentialTest, PairRoundIsExactOnEveryBitString) {
+  const std::vector<double> cells = {0, 2, 5, 9, 14, 16};
+  CheckPairRoundIsExact(cells, 16, 0.5, 0.7, 2, 64, 24);
+  CheckPairRoundIsExact(cells, 16, 0.3, 3.0, 4, 1, 24);
+  CheckPairRoundIsExact(cells, 16, 0.7, 3.0, 2, 64, 24);
+  // A far sub-gap several bits below the near one: the run of zero bits.
+  CheckPairRoundIsExact(cells, 16, 0.5, 4.0, 2, 64, 25);
+}
+
 TEST(ExactExponentialTest, QuantileRoundIsExactOnEveryBitString) {
   // Small margins and headroom push mass into groups (listed when drawn)
   // and into thinned entries, so every path of the sampler is enumerated.

@@ -156,7 +156,7 @@ BaseTwoRate::BaseTwoRate(double s) {
                 static_cast<uint64_t>(low);
 }
 
-Exponent BaseTwoRate::ExponentFor(uint64_t distance) const {
+Exponent BaseTwoRate::WideExponentFor(uint64_t distance) const {
   // r d = M distance 2^-84, so y's 84 fraction bits are M distance's lowest.
   Exponent e;
   Uint128 product = 0;
@@ -173,11 +173,6 @@ Exponent BaseTwoRate::ExponentFor(uint64_t distance) const {
 
 double BaseTwoRate::NaturalRate() const {
   return std::ldexp(static_cast<double>(multiplier_), -64) * 0.6931471805599453;
-}
-
-int64_t ExactWeight::ProposalExponent() const {
-  return static_cast<int64_t>(CeilLog2(size)) -
-         static_cast<int64_t>(exponent.whole);
 }
 
 std::vector<uint64_t> Ln2Digits(int limbs) {

@@ -62,12 +62,29 @@ class BaseTwoRate {
   // be finite and >= 0. Rates above 2^40 use 2^40.
   explicit BaseTwoRate(double s);
   // y = min(r d, 2^40) for d = distance 2^-20 (distance in 2^-20 units).
-  Exponent ExponentFor(uint64_t distance) const;
+  // Inline: every listed output asks for one. A multiplier below 2^64 (any
+  // rate below 2^20 bits per rank) times a 64-bit distance cannot overflow
+  // 128 bits, so only larger ones take the checked path.
+  Exponent ExponentFor(uint64_t distance) const {
+    if ((multiplier_ >> 64) != 0) return WideExponentFor(distance);
+    const Uint128 product =
+        static_cast<Uint128>(static_cast<uint64_t>(multiplier_)) * distance;
+    Exponent e;
+    if ((product >> kExponentFractionBits) >= kMaxWholeExponent) {
+      e.whole = kMaxWholeExponent;
+      return e;
+    }
+    e.whole = static_cast<uint64_t>(product >> kExponentFractionBits);
+    e.fraction = product & ((Uint128{1} << kExponentFractionBits) - 1);
+    return e;
+  }
   // r ln 2: the rate actually applied (<= s), in nats per unit of distance.
   double NaturalRate() const;
   Uint128 multiplier() const { return multiplier_; }
 
  private:
+  Exponent WideExponentFor(uint64_t distance) const;
+
   Uint128 multiplier_ = 0;  // M
 };
 
@@ -77,7 +94,10 @@ struct ExactWeight {
   Uint128 size = 1;
   Exponent exponent;
   // ceil(log2 size) - floor(y): the proposal's dyadic exponent.
-  int64_t ProposalExponent() const;
+  int64_t ProposalExponent() const {
+    return static_cast<int64_t>(CeilLog2(size)) -
+           static_cast<int64_t>(exponent.whole);
+  }
 };
 
 // True with probability 2^-(fraction 2^-84), fraction < 2^84: the acceptance

@@ -297,12 +297,11 @@ class QuantileDraw {
   // interval between them, which a target between the ranks would make 0
   // and every round a near-certain rejection at large epsilon).
   Exponent PairExponent(const Item& item) const {
-    const Exponent below = ExponentAt(item.low, item.low);
-    const Exponent above = ExponentAt(item.low + 1, item.low + 1);
-    const bool lower = below.whole != above.whole
-                           ? below.whole < above.whole
-                           : below.fraction <= above.fraction;
-    return lower ? below : above;
+    // The exponent grows with the distance: one product for the nearer.
+    const size_t low = static_cast<size_t>(item.low);
+    return rate_.ExponentFor(
+        std::min(ScaledDistanceFrom(target_, low, low),
+                 ScaledDistanceFrom(target_, low + 1, low + 1)));
   }
 
   // The round after a pair was proposed (weight 2^a, a = ceil(log2 K) -

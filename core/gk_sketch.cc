@@ -149,35 +149,56 @@ void GkSketch::Insert(int64_t cell) {
 void GkSketch::Flush() {
   if (buffer_.empty()) return;
   SortCells(&buffer_, &scratch_, steps_log2_);
-  // Merge from the right so each new tuple sees its successor's bounds.
-  std::vector<GkTuple> merged(tuples_.size() + buffer_.size());
-  size_t out = merged.size();
-  size_t t = tuples_.size();
+  // Merge the sorted batch in and COMPRESS (see Compress) in one pass from
+  // the right, in place: tuples_[out, total) is the finished part, and the
+  // existing tuples still to read sit below index t <= out. A new tuple's
+  // delta comes from its successor in merged order before compression (the
+  // element produced just before it), as a separate merge would give; the
+  // compression decisions are Compress's, in the same order, so the result
+  // is the same as merging and then compressing.
+  const size_t old_size = tuples_.size();
+  const size_t total = old_size + buffer_.size();
+  if (tuples_.capacity() < total) tuples_.reserve(total);  // exactly total
+  tuples_.resize(total);
+  const uint64_t capacity = Capacity();
+  const bool compress = total >= 3;
+  size_t out = total;
+  size_t t = old_size;
   size_t b = buffer_.size();
-  const GkTuple* successor = nullptr;
-  while (b > 0) {
+  bool has_successor = false;
+  uint64_t successor_g = 0;
+  uint64_t successor_delta = 0;
+  int64_t right_bin = 0;
+  while (t > 0 || b > 0) {
+    GkTuple current;
     // Existing tuples with values greater than the new value come first
     // (from the right): a new value goes after equal ones (stable order).
-    if (t > 0 && tuples_[t - 1].value > buffer_[b - 1]) {
-      merged[--out] = tuples_[--t];
-      successor = &merged[out];
-      continue;
+    if (b == 0 || (t > 0 && tuples_[t - 1].value > buffer_[b - 1])) {
+      current = tuples_[--t];
+    } else {
+      current.value = buffer_[--b];
+      current.g = 1;
+      const bool new_minimum = t == 0 && b == 0;
+      current.delta =
+          !has_successor || new_minimum ? 0 : successor_g + successor_delta - 1;
     }
-    GkTuple fresh;
-    fresh.value = buffer_[--b];
-    fresh.g = 1;
-    const bool new_minimum = t == 0 && b == 0;
-    fresh.delta = successor == nullptr || new_minimum
-                      ? 0
-                      : successor->g + successor->delta - 1;
-    merged[--out] = fresh;
-    successor = &merged[out];
+    has_successor = true;
+    successor_g = current.g;
+    successor_delta = current.delta;
+    const bool first = t == 0 && b == 0;  // the minimum: never merged
+    const bool right_is_last = out == total - 1;
+    const int64_t bin = BinOf(current.value);
+    if (compress && out < total && !first && !right_is_last &&
+        bin == right_bin &&
+        current.g + tuples_[out].g + tuples_[out].delta <= capacity) {
+      tuples_[out].g += current.g;
+    } else {
+      tuples_[--out] = current;
+      right_bin = bin;
+    }
   }
-  while (t > 0) merged[--out] = tuples_[--t];
-  tuples_.swap(merged);
+  tuples_.erase(tuples_.begin(), tuples_.begin() + static_cast<ptrdiff_t>(out));
   buffer_.clear();
-
-  Compress();
 }
 
 void GkSketch::Compress() {

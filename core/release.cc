@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <new>
 
 #include "core/agg_tree.h"
 #include "core/app_ind_exp.h"
@@ -643,8 +644,8 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
 StatusOr<ReleaseReport> ReleaseFromCounts(const double* counts,
                                           size_t bucket_count,
                                           const ReleaseRequest& request,
-                                          double* out,
-                                          PrivacySession* session) {
+                                          double* out, PrivacySession* session,
+                                          const RecordsCheck& fits) {
   if (request.users != nullptr || request.max_contributions.has_value()) {
     return Status(StatusCode::kInvalidOption,
                   "counts do not say whose rows they are: per-person "
@@ -664,6 +665,10 @@ StatusOr<ReleaseReport> ReleaseFromCounts(const double* counts,
   if (!grid.ok()) return grid.status();
   StatusOr<size_t> total = ValidateCounts(counts, bucket_count);
   if (!total.ok()) return total.status();
+  if (fits) {
+    status = fits(total.value());
+    if (!status.ok()) return status;
+  }
   ReleaseRequest bucketed = request;
   bucketed.buckets = static_cast<double>(bucket_count);
   // The bucketed raw path keeps only each record's bucket edge, and a
@@ -675,10 +680,18 @@ StatusOr<ReleaseReport> ReleaseFromCounts(const double* counts,
   StatusOr<const MethodSpec*> method = FindMethod(request.method);
   const bool points = method.ok() && method.value()->takes_points &&
                       !request.confidence.has_value();
-  // One spare slot: an empty bucket writes its record there and does not
-  // advance (no branch on the common counts 0 and 1).
-  std::vector<double> records(total.value() + 1);
-  double* next = records.data();
+  // Every slot is written below, so none is zeroed first. One spare slot:
+  // an empty bucket writes its record there and does not advance (no branch
+  // on the common counts 0 and 1). Without exceptions, a failed allocation
+  // is a null pointer here, reported as TOO_LARGE.
+  const size_t n = total.value();
+  std::unique_ptr<double[]> records(new (std::nothrow) double[n + 1]);
+  if (records == nullptr) {
+    return Status(StatusCode::kTooLarge,
+                  "no memory to expand the counts (" + std::to_string(n) +
+                      " records; private: for the data owner only)");
+  }
+  double* next = records.get();
   for (size_t i = 0; i < bucket_count; ++i) {
     // Whole and at most 2^53 (ValidateCounts), so exact as an integer.
     const auto c = static_cast<int64_t>(counts[i]);
@@ -689,9 +702,7 @@ StatusOr<ReleaseReport> ReleaseFromCounts(const double* counts,
     for (int64_t k = 1; k < c; ++k) next[k] = record;
     next += c;
   }
-  records.pop_back();
-  return Release(records.data(), records.size(), bucketed, out, session,
-                 points);
+  return Release(records.get(), n, bucketed, out, session, points);
 }
 
 StatusOr<size_t> SanitizeSize(const std::optional<double>& size) {

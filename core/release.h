@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -102,11 +103,18 @@ std::vector<std::string> ReleaseMethods();
 // refused. INVALID_ARGUMENT for a count that is not a whole number >= 0;
 // TOO_LARGE when they add up to more than kMaxRecords (private: for the data
 // owner only).
+//
+// `fits`, if given, is asked once the counts are checked, with their sum,
+// before anything is expanded: a caller with a memory limit (the
+// WebAssembly heap) returns TOO_LARGE to stop there, so the counts are read
+// once. The sum is private: such an error is for the data owner only.
+using RecordsCheck = std::function<Status(size_t records)>;
 StatusOr<ReleaseReport> ReleaseFromCounts(const double* counts,
                                           size_t bucket_count,
                                           const ReleaseRequest& request,
                                           double* out,
-                                          PrivacySession* session = nullptr);
+                                          PrivacySession* session = nullptr,
+                                          const RecordsCheck& fits = nullptr);
 
 // Releases one private value per requested quantile into
 // out[0, request.quantiles.size()), in the order requested, non-decreasing

@@ -308,21 +308,24 @@ WasmReleaseResult ReleaseFromCounts(uintptr_t counts_address,
                                     uint32_t quantile_count,
                                     uintptr_t out_address, const val& spec) {
   const double* counts = HeapPointer<const double>(counts_address);
-  const dpq::StatusOr<size_t> total = dpq::ValidateCounts(counts, bucket_count);
-  if (!total.ok()) return StatusResult(total.status());
-  const double n = static_cast<double>(total.value());
   double need = 0;
-  dpq::ReleaseRequest request = ReadRequest(spec, quantile_count, n, &need);
+  dpq::ReleaseRequest request = ReadRequest(spec, quantile_count, 0, &need);
   request.max_contributions = OptionalNumber(spec, "maxContributions");
-  // ReadRequest's 16 n covers the expanded records (8 n) and the sort's
-  // scratch, which counts (already sorted) do not use.
-  const dpq::Status room = RequireHeap(need, "this release from counts");
-  if (!room.ok()) return StatusResult(room);
   const double* quantiles = HeapPointer<const double>(quantiles_address);
   request.quantiles.assign(quantiles, quantiles + quantile_count);
   double* out = HeapPointer<double>(out_address);
+  // The heap check needs the counts' sum, which the core computes while it
+  // checks them: it asks here before expanding anything. ReadRequest's 16 n
+  // covers the expanded records (8 n) and the sort's scratch, which counts
+  // (already sorted) do not use.
+  const dpq::RecordsCheck fits = [&](size_t records) {
+    double with_records = 0;
+    ReadRequest(spec, quantile_count, static_cast<double>(records),
+                &with_records);
+    return RequireHeap(with_records, "this release from counts");
+  };
   return ReleaseResultInto(dpq::ReleaseFromCounts(counts, bucket_count, request,
-                                                  out, SessionOf(spec)),
+                                                  out, SessionOf(spec), fits),
                            quantile_count, out);
 }
 

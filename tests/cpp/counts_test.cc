@@ -198,6 +198,21 @@ TEST(CountsTest, BadCountsAndOptionsAreTypedErrors) {
   const std::vector<double> huge = {4e9, 1};
   EXPECT_EQ(ReleaseFromCounts(huge.data(), 2, request, &out).status().code(),
             StatusCode::kTooLarge);
+  // The caller's check sees the counts' sum before anything is expanded,
+  // and its error stops the release.
+  const std::vector<double> three = {1, 0, 2};
+  size_t asked = 0;
+  const StatusOr<ReleaseReport> refused = ReleaseFromCounts(
+      three.data(), 3, request, &out, nullptr, [&](size_t records) {
+        asked = records;
+        return Status(StatusCode::kTooLarge, "no room");
+      });
+  EXPECT_EQ(refused.status().code(), StatusCode::kTooLarge);
+  EXPECT_EQ(asked, 3u);
+  EXPECT_TRUE(
+      ReleaseFromCounts(three.data(), 3, request, &out, nullptr, [](size_t) {
+        return Status::Ok();
+      }).ok());
   // All zero: a release from no records, like the raw path's.
   const std::vector<double> zeros = {0, 0, 0};
   EXPECT_TRUE(ReleaseFromCounts(zeros.data(), 3, request, &out).ok());

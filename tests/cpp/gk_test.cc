@@ -91,6 +91,98 @@ TEST(GkSketchTest, EveryRankQueryIsWithinAlphaN) {
   }
 }
 
+// Flush merges a batch and compresses in one in-place pass. Reference: the
+// two passes written out separately (GK's batch insert, each new tuple's
+// delta from its successor in merged order, then COMPRESS from the right
+// within bins, never merging the first tuple or into the last).
+std::vector<GkTuple> MergeThenCompress(std::vector<GkTuple> tuples,
+                                       std::vector<int64_t> batch,
+                                       uint64_t capacity, int64_t bins,
+                                       int64_t steps) {
+  std::sort(batch.begin(), batch.end());
+  std::vector<GkTuple> merged;
+  size_t t = 0;
+  for (size_t b = 0; b < batch.size(); ++b) {
+    while (t < tuples.size() && tuples[t].value <= batch[b]) {
+      merged.push_back(tuples[t++]);
+    }
+    merged.push_back({batch[b], 1, 0});
+  }
+  while (t < tuples.size()) merged.push_back(tuples[t++]);
+  // Which merged tuples are new (the same stable order as above).
+  std::vector<bool> is_new(merged.size(), false);
+  {
+    size_t bt = 0;
+    size_t bb = 0;
+    for (size_t i = 0; i < merged.size(); ++i) {
+      if (bb < batch.size() &&
+          (bt >= tuples.size() || tuples[bt].value > batch[bb])) {
+        is_new[i] = true;
+        ++bb;
+      } else {
+        ++bt;
+      }
+    }
+  }
+  // Their deltas: the successor's g + delta - 1, computed from the right so
+  // a new successor already has its own; none for a new minimum or maximum.
+  for (size_t i = merged.size(); i-- > 0;) {
+    if (!is_new[i]) continue;
+    merged[i].delta = i == 0 || i + 1 == merged.size()
+                          ? 0
+                          : merged[i + 1].g + merged[i + 1].delta - 1;
+  }
+  if (merged.size() < 3) return merged;
+  auto bin = [&](int64_t cell) { return cell * bins / steps; };
+  std::vector<GkTuple> kept = {merged.back()};  // right to left
+  for (size_t i = merged.size() - 1; i-- > 1;) {
+    GkTuple& right = kept.back();
+    if (kept.size() > 1 && bin(merged[i].value) == bin(right.value) &&
+        merged[i].g + right.g + right.delta <= capacity) {
+      right.g += merged[i].g;
+    } else {
+      kept.push_back(merged[i]);
+    }
+  }
+  kept.push_back(merged.front());
+  std::reverse(kept.begin(), kept.end());
+  return kept;
+}
+
+TEST(GkSketchTest, OnePassFlushEqualsMergeThenCompress) {
+  for (int64_t bins : {1, 64}) {
+    for (Order order : {Order::kRandom, Order::kDuplicates, Order::kSorted,
+                        Order::kReversed}) {
+      GkSketch sketch(0, 1, 0.01, bins);  // batches of 50 at most
+      const std::vector<int64_t> cells =
+          Stream(order, 20000, sketch.steps(), 11);
+      SeededRandom rng(12);
+      size_t at = 0;
+      while (at < cells.size()) {
+        const size_t size = 1 + static_cast<size_t>(UniformInteger(rng, 49));
+        const std::vector<int64_t> batch(
+            cells.begin() + static_cast<ptrdiff_t>(at),
+            cells.begin() +
+                static_cast<ptrdiff_t>(std::min(cells.size(), at + size)));
+        at += batch.size();
+        const std::vector<GkTuple> before = sketch.tuples();
+        for (int64_t cell : batch) sketch.Insert(cell);
+        sketch.Flush();
+        const std::vector<GkTuple> want = MergeThenCompress(
+            before, batch, sketch.Capacity(), bins, sketch.steps());
+        const std::vector<GkTuple>& got = sketch.tuples();
+        ASSERT_EQ(got.size(), want.size()) << "bins " << bins << " at " << at;
+        for (size_t i = 0; i < want.size(); ++i) {
+          ASSERT_EQ(got[i].value, want[i].value) << i;
+          ASSERT_EQ(got[i].g, want[i].g) << i;
+          ASSERT_EQ(got[i].delta, want[i].delta) << i;
+        }
+      }
+      CheckInvariants(sketch);
+    }
+  }
+}
+
 TEST(GkSketchTest, SizeStaysWithinTheGkBound) {
   // Greenwald and Khanna: at most (11 / (2 alpha)) log2(2 alpha n) tuples.
   for (double alpha : {0.01, 0.001}) {

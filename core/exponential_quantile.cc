@@ -187,10 +187,11 @@ struct Pool;
 
 // p_h of an occupied point's sorted sub-points (p_0 = -1, p_(c+1) = K - 1):
 // sub-gap h, with h of the point's records before it, holds (p_h, p_(h+1)].
-int64_t SubPointBound(const std::vector<uint32_t>& sorted, uint64_t sub_points,
+// `sorted` holds the point's c sub-points.
+int64_t SubPointBound(const uint32_t* sorted, size_t c, uint64_t sub_points,
                       size_t h) {
   if (h == 0) return -1;
-  if (h > sorted.size()) return static_cast<int64_t>(sub_points) - 1;
+  if (h > c) return static_cast<int64_t>(sub_points) - 1;
   return static_cast<int64_t>(sorted[h - 1]);
 }
 
@@ -202,7 +203,8 @@ struct Group {
   std::optional<SegmentWalker> walker;
   int64_t point = 0;
   size_t below = 0;
-  size_t jitter = 0;  // index of the point's sorted sub-points
+  size_t jitter = 0;   // where the point's sorted sub-points start (arena)
+  size_t records = 0;  // how many there are
   size_t h_first = 0;
   size_t h_last = 0;
   std::unique_ptr<Pool> pool;  // listed when first drawn
@@ -379,18 +381,18 @@ class QuantileDraw {
       AddItem(pool, s.first, s.first, s.below, s.below + 1, 0, false);
       return;
     }
-    std::vector<uint32_t> jitter(c);
-    for (uint32_t& j : jitter) {
-      j = sub_points_ == (uint64_t{1} << 32)
-              ? static_cast<uint32_t>(bits_->Bits(32))
-              : static_cast<uint32_t>(UniformBits(*bits_, sub_points_));
+    // In the draw's one arena: no allocation per atom.
+    const size_t stored = jitter_arena_.size();
+    jitter_arena_.resize(stored + c);
+    uint32_t* sorted = jitter_arena_.data() + stored;  // stable in this call
+    for (size_t j = 0; j < c; ++j) {
+      sorted[j] = sub_points_ == (uint64_t{1} << 32)
+                      ? static_cast<uint32_t>(bits_->Bits(32))
+                      : static_cast<uint32_t>(UniformBits(*bits_, sub_points_));
     }
-    std::sort(jitter.begin(), jitter.end());
-    jitters_.push_back(std::move(jitter));
-    const size_t stored = jitters_.size() - 1;
-    const std::vector<uint32_t>& sorted = jitters_[stored];
+    std::sort(sorted, sorted + c);
     auto bound = [&](size_t h) {
-      return SubPointBound(sorted, sub_points_, h);
+      return SubPointBound(sorted, c, sub_points_, h);
     };
     auto add = [&](size_t h) {
       const int64_t size = bound(h + 1) - bound(h);
@@ -416,6 +418,7 @@ class QuantileDraw {
       g.point = s.first;
       g.below = s.below;
       g.jitter = stored;
+      g.records = c;
       g.h_first = first;
       g.h_last = last;
       return g;
@@ -483,10 +486,11 @@ class QuantileDraw {
     if (group->walker.has_value()) {
       Walk(pool, &*group->walker, true);
     } else {
-      const std::vector<uint32_t>& sorted = jitters_[group->jitter];
+      const uint32_t* sorted = jitter_arena_.data() + group->jitter;
+      const size_t c = group->records;
       for (size_t h = group->h_first; h <= group->h_last; ++h) {
-        const int64_t size = SubPointBound(sorted, sub_points_, h + 1) -
-                             SubPointBound(sorted, sub_points_, h);
+        const int64_t size = SubPointBound(sorted, c, sub_points_, h + 1) -
+                             SubPointBound(sorted, c, sub_points_, h);
         if (size > 0) {
           AddItem(pool, group->point, group->point, group->below + h,
                   group->below + h, static_cast<uint64_t>(size), false);
@@ -520,7 +524,8 @@ class QuantileDraw {
   int headroom_;
   BitReader* bits_;
   uint64_t target_;  // ScaledTarget()
-  std::vector<std::vector<uint32_t>> jitters_;
+  // Every atom's sorted sub-points, end to end (Group::jitter indexes it).
+  std::vector<uint32_t> jitter_arena_;
   Pool top_;
 };
 

@@ -680,12 +680,15 @@ StatusOr<ReleaseReport> ReleaseFromCounts(const double* counts,
   StatusOr<const MethodSpec*> method = FindMethod(request.method);
   const bool points = method.ok() && method.value()->takes_points &&
                       !request.confidence.has_value();
-  // Every slot is written below, so none is zeroed first. One spare slot:
-  // an empty bucket writes its record there and does not advance (no branch
-  // on the common counts 0 and 1). Without exceptions, a failed allocation
-  // is a null pointer here, reported as TOO_LARGE.
+  // Every slot is written below, so none is zeroed first. Four spare slots:
+  // each bucket writes its record to the next four slots and advances by
+  // its count, so counts 0 to 4 (almost all of them with fine buckets) take
+  // no data-dependent branch; a later bucket overwrites the excess. Without
+  // exceptions, a failed allocation is a null pointer, reported as
+  // TOO_LARGE.
+  constexpr size_t kSpare = 4;
   const size_t n = total.value();
-  std::unique_ptr<double[]> records(new (std::nothrow) double[n + 1]);
+  std::unique_ptr<double[]> records(new (std::nothrow) double[n + kSpare]);
   if (records == nullptr) {
     return Status(StatusCode::kTooLarge,
                   "no memory to expand the counts (" + std::to_string(n) +
@@ -693,13 +696,14 @@ StatusOr<ReleaseReport> ReleaseFromCounts(const double* counts,
   }
   double* next = records.get();
   for (size_t i = 0; i < bucket_count; ++i) {
-    // Whole and at most 2^53 (ValidateCounts), so exact as an integer.
-    const auto c = static_cast<int64_t>(counts[i]);
+    // Whole, and at most their sum <= kMaxRecords = 2^31 (ValidateCounts):
+    // exact in a size_t, 32-bit in WebAssembly too.
+    const auto c = static_cast<size_t>(counts[i]);
     const double record = points
                               ? static_cast<double>(i)
                               : grid.value().ValueAt(static_cast<int64_t>(i));
-    next[0] = record;
-    for (int64_t k = 1; k < c; ++k) next[k] = record;
+    for (size_t k = 0; k < kSpare; ++k) next[k] = record;
+    for (size_t k = kSpare; k < c; ++k) next[k] = record;
     next += c;
   }
   return Release(records.get(), n, bucketed, out, session, points);

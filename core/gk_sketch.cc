@@ -149,13 +149,18 @@ void GkSketch::Insert(int64_t cell) {
 void GkSketch::Flush() {
   if (buffer_.empty()) return;
   SortCells(&buffer_, &scratch_, steps_log2_);
-  // Merge the sorted batch in and COMPRESS (see Compress) in one pass from
-  // the right, in place: tuples_[out, total) is the finished part, and the
-  // existing tuples still to read sit below index t <= out. A new tuple's
-  // delta comes from its successor in merged order before compression (the
-  // element produced just before it), as a separate merge would give; the
-  // compression decisions are Compress's, in the same order, so the result
-  // is the same as merging and then compressing.
+  MergeBatchAndCompress();
+}
+
+void GkSketch::MergeBatchAndCompress() {
+  // One pass from the right, in place: tuples_[out, total) is the finished
+  // part, and the existing tuples still to read sit below index t <= out.
+  // A new tuple's delta comes from its successor in merged order before
+  // compression (the element produced just before it), as a separate merge
+  // would give. COMPRESS: merge the element into its right neighbour while
+  // the result keeps g + delta <= floor(2 alpha n), within a bin, never
+  // merging the first element (the minimum) or into the last (the maximum).
+  // The result is that of merging and then compressing.
   const size_t old_size = tuples_.size();
   const size_t total = old_size + buffer_.size();
   if (tuples_.capacity() < total) tuples_.reserve(total);  // exactly total
@@ -199,32 +204,6 @@ void GkSketch::Flush() {
   }
   tuples_.erase(tuples_.begin(), tuples_.begin() + static_cast<ptrdiff_t>(out));
   buffer_.clear();
-}
-
-void GkSketch::Compress() {
-  // COMPRESS: merge tuple i into i + 1 while the result keeps
-  // g + delta <= floor(2 alpha n), within a bin, never touching the first
-  // and last tuple. One pass from the right.
-  const uint64_t capacity = Capacity();
-  if (tuples_.size() < 3) return;
-  size_t write = tuples_.size() - 1;  // the last tuple stays
-  GkTuple* right = &tuples_[write];
-  int64_t right_bin = BinOf(right->value);
-  for (size_t i = tuples_.size() - 1; i-- > 1;) {
-    GkTuple current = tuples_[i];
-    const int64_t bin = BinOf(current.value);
-    const bool last = write == tuples_.size() - 1;
-    if (!last && bin == right_bin &&
-        current.g + right->g + right->delta <= capacity) {
-      right->g += current.g;
-    } else {
-      tuples_[--write] = current;
-      right = &tuples_[write];
-      right_bin = bin;
-    }
-  }
-  tuples_[--write] = tuples_[0];
-  tuples_.erase(tuples_.begin(), tuples_.begin() + write);
 }
 
 Status GkSketch::Merge(GkSketch other) {
@@ -280,7 +259,7 @@ Status GkSketch::Merge(GkSketch other) {
   }
   tuples_.swap(merged);
   count_ = na + nb;
-  Compress();
+  MergeBatchAndCompress();  // the batch is empty (both flushed): COMPRESS
   return Status::Ok();
 }
 

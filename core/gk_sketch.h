@@ -106,8 +106,9 @@ class GkSketch {
   static StatusOr<GkSketch> Deserialize(const uint8_t* bytes, size_t size);
 
  private:
-  // COMPRESS (see the header) at the current count.
-  void Compress();
+  // Merges the sorted buffer (possibly empty) into the tuples and runs
+  // COMPRESS (see the header) at the current count, in one in-place pass.
+  void MergeBatchAndCompress();
 
   double lower_;
   double upper_;

@@ -166,16 +166,21 @@ StatusOr<size_t> ValidateCounts(const double* counts, size_t buckets) {
   return static_cast<size_t>(total);
 }
 
-int64_t OutputGrid::FloorPoint(double x, int64_t max_point) const {
-  // Any estimate will do: the loops below settle on ValueAt's side exactly.
-  // Multiplying is faster than dividing; divide when the scale overflows.
+int64_t OutputGrid::EstimatePoint(double x, int64_t max_point) const {
+  // Any estimate in [0, max_point] will do: callers settle on ValueAt's side
+  // exactly. Multiplying is faster than dividing; divide when the scale
+  // overflows.
   const double estimate = std::isfinite(cells_per_unit_)
                               ? std::floor((x - lower_) * cells_per_unit_)
                               : std::floor((x - lower_) / (upper_ - lower_) *
                                            static_cast<double>(steps_));
-  int64_t cell = estimate > 0 ? static_cast<int64_t>(std::min(
-                                    estimate, static_cast<double>(max_point)))
-                              : 0;
+  return estimate > 0 ? static_cast<int64_t>(
+                            std::min(estimate, static_cast<double>(max_point)))
+                      : 0;
+}
+
+int64_t OutputGrid::FloorPoint(double x, int64_t max_point) const {
+  int64_t cell = EstimatePoint(x, max_point);
   while (cell > 0 && ValueAt(cell) > x) --cell;
   while (cell < max_point && ValueAt(cell + 1) <= x) ++cell;
   return cell;
@@ -184,13 +189,7 @@ int64_t OutputGrid::FloorPoint(double x, int64_t max_point) const {
 int64_t OutputGrid::PointOf(double x) const {
   // FloorPoint(x, steps), keeping the two values it compares (usually the
   // only two ValueAt calls), then the nearer of the two points.
-  const double estimate = std::isfinite(cells_per_unit_)
-                              ? std::floor((x - lower_) * cells_per_unit_)
-                              : std::floor((x - lower_) / (upper_ - lower_) *
-                                           static_cast<double>(steps_));
-  int64_t below = estimate > 0 ? static_cast<int64_t>(std::min(
-                                     estimate, static_cast<double>(steps_)))
-                               : 0;
+  int64_t below = EstimatePoint(x, steps_);
   double here = ValueAt(below);
   while (below > 0 && here > x) here = ValueAt(--below);
   if (below == steps_) return below;

@@ -98,6 +98,8 @@ class OutputGrid {
  private:
   // The largest j in [0, max_point] with ValueAt(j) <= x.
   int64_t FloorPoint(double x, int64_t max_point) const;
+  // A first guess at FloorPoint (from the scale), clamped to [0, max_point].
+  int64_t EstimatePoint(double x, int64_t max_point) const;
 
   // A decimal grid's k-th multiple of 10^e, correctly rounded.
   double Multiple(int64_t k) const {

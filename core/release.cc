@@ -699,9 +699,10 @@ StatusOr<ReleaseReport> ReleaseFromCounts(const double* counts,
     // Whole, and at most their sum <= kMaxRecords = 2^31 (ValidateCounts):
     // exact in a size_t, 32-bit in WebAssembly too.
     const auto c = static_cast<size_t>(counts[i]);
-    const double record = points
-                              ? static_cast<double>(i)
-                              : grid.value().ValueAt(static_cast<int64_t>(i));
+    // An empty bucket's record is overwritten (or past the end): no edge.
+    const double record =
+        points ? static_cast<double>(i)
+               : (c == 0 ? 0.0 : grid.value().ValueAt(static_cast<int64_t>(i)));
     for (size_t k = 0; k < kSpare; ++k) next[k] = record;
     for (size_t k = kSpare; k < c; ++k) next[k] = record;
     next += c;

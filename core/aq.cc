@@ -16,7 +16,10 @@ double LogAdd(double a, double b) {
 
 // One node of Algorithm 1: quantiles [begin, end) on records
 // cells[0, count) and points [first_point, last_point]; `low` and `high` are
-// the original quantiles at the node's ends (0 and 1 at the root).
+// the original quantiles at the node's ends (0 and 1 at the root);
+// `first_end` and `last_end` weigh its ends in the base measure
+// (kReleasedEndWeight where an end is a released cut, kBoundEndWeight for a
+// public bound).
 struct Node {
   size_t begin;
   size_t end;
@@ -26,27 +29,37 @@ struct Node {
   int64_t last_point;
   const double* cells;
   size_t count;
+  uint32_t first_end;
+  uint32_t last_end;
 
   size_t middle() const { return begin + (end - begin + 1) / 2 - 1; }
   bool leaf() const { return end - begin == 1; }
   QuantileProblem Problem(const std::vector<double>& quantiles) const {
     // Rescaling from the originals, not level by level, avoids compounding
     // rounding: (q - low) / (high - low) is the paper's repeated rescaling.
-    return {cells, count, first_point, last_point,
-            (quantiles[middle()] - low) / (high - low)};
+    return {cells,
+            count,
+            first_point,
+            last_point,
+            (quantiles[middle()] - low) / (high - low),
+            PointMeasure::Shells(first_point, last_point, first_end, last_end)};
   }
   Node Left(const std::vector<double>& quantiles, SplitPoint cut) const {
-    return {begin,       middle(),  low,   quantiles[middle()],
-            first_point, cut.point, cells, cut.split};
+    return {begin,       middle(),          low,   quantiles[middle()],
+            first_point, cut.point,         cells, cut.split,
+            first_end,   kReleasedEndWeight};
   }
   Node Right(const std::vector<double>& quantiles, SplitPoint cut) const {
-    return {middle() + 1, end,        quantiles[middle()], high,
-            cut.point,    last_point, cells + cut.split,   count - cut.split};
+    return {
+        middle() + 1,       end,        quantiles[middle()], high,
+        cut.point,          last_point, cells + cut.split,   count - cut.split,
+        kReleasedEndWeight, last_end};
   }
 };
 
 Node Root(const double* cells, size_t count, int64_t steps, size_t m) {
-  return {0, m, 0.0, 1.0, 0, steps, cells, count};
+  return {
+      0, m, 0.0, 1.0, 0, steps, cells, count, kBoundEndWeight, kBoundEndWeight};
 }
 
 void SampleNode(const Node& node, const std::vector<double>& quantiles,

@@ -58,6 +58,7 @@ struct Segment {
   int64_t last = 0;
   size_t below = 0;
   size_t records = 0;
+  uint64_t mass = 0;  // the base measure's mass of [first, last]
   double log_mass = kNegativeInfinity;  // in units of grid points
   size_t chosen_split = 0;  // split form: the sub-gap drawn inside the point
   // Split form, one record: its sub-point; the sub-gap is drawn only if the
@@ -73,22 +74,37 @@ class SegmentWalker {
  public:
   SegmentWalker(const QuantileProblem& problem, bool upward, size_t index,
                 int64_t next_point)
-      : p_(problem), upward_(upward), index_(index), next_point_(next_point) {}
+      : p_(problem),
+        upward_(upward),
+        index_(index),
+        next_point_(next_point),
+        edge_(problem.measure.Prefix(upward ? next_point : next_point + 1)),
+        end_(problem.measure.Prefix(upward ? problem.last_point + 1
+                                           : problem.first_point)) {}
 
   bool done() const {
     return upward_ ? next_point_ > p_.last_point : next_point_ < p_.first_point;
   }
-  // Grid points not yet walked.
-  uint64_t points_left() const {
-    return static_cast<uint64_t>(upward_ ? p_.last_point - next_point_ + 1
-                                         : next_point_ - p_.first_point + 1);
-  }
+  // The base measure's mass of the points not yet walked (from the prefix
+  // at the walker's edge, kept as segments are taken).
+  uint64_t mass_left() const { return upward_ ? end_ - edge_ : edge_ - end_; }
   // The rank every remaining output is at least this far from: the rank of
   // the next gap, nearest to the target of all that remain.
   size_t next_rank() const { return index_; }
 
   // The next segment (possibly an empty gap of size 0, which has no mass).
   Segment Next() {
+    Segment s = Take();
+    if (s.first <= s.last) {  // segments are contiguous: one prefix each
+      const uint64_t far = p_.measure.Prefix(upward_ ? s.last + 1 : s.first);
+      s.mass = upward_ ? far - edge_ : edge_ - far;
+      edge_ = far;
+    }
+    return s;
+  }
+
+ private:
+  Segment Take() {
     Segment s;
     const size_t n = p_.count;
     if (upward_) {
@@ -148,11 +164,12 @@ class SegmentWalker {
     return s;
   }
 
- private:
   const QuantileProblem& p_;
   bool upward_;
   size_t index_;
   int64_t next_point_;
+  uint64_t edge_;    // Prefix at the walked side's edge
+  uint64_t end_;     // Prefix at the far end of the direction
   bool gap_ = true;  // the next segment is the gap (then the point after it)
 };
 
@@ -248,6 +265,7 @@ class QuantileDraw {
     run.first = run.last = point;
     run.below = begin;
     run.records = end - begin;
+    run.mass = p_.measure.Weight(point);
     Emit(&top_, run, false);
     SegmentWalker up(p_, true, end, point + 1);
     SegmentWalker down(p_, false, begin, point - 1);
@@ -270,9 +288,10 @@ class QuantileDraw {
       return false;
     }
     out->point = item->first;
-    if (item->last > item->first) {
-      const Uint128 points = static_cast<Uint128>(item->last - item->first) + 1;
-      out->point += static_cast<int64_t>(UniformBits(*bits_, points));
+    if (item->last > item->first) {  // a gap: a point by its weight
+      out->point = p_.measure.PointAt(
+          item->first, item->last,
+          static_cast<uint64_t>(UniformBits(*bits_, item->count)));
     }
     out->split = static_cast<size_t>(item->low);
     return true;
@@ -289,8 +308,12 @@ class QuantileDraw {
   // whose exponent is the nearer rank's (the smaller of the two).
   static bool Pair(const Item& item) { return kSplit && item.span == 1; }
 
+  // The item's outputs' total base mass (times K for sub-points).
   Uint128 Size(const Item& item) const {
-    if (Pair(item)) return sub_points_;
+    if (Pair(item)) {  // K <= 2^32 and a weight below 2^30: 64 bits do
+      const uint64_t size = sub_points_ * p_.measure.Weight(item.first);
+      return size;
+    }
     return static_cast<Uint128>(item.count) *
            (item.scaled != 0 ? sub_points_ : 1);
   }
@@ -320,7 +343,7 @@ class QuantileDraw {
     const uint64_t position = item->count - 1;
     const uint64_t s = static_cast<uint64_t>(UniformBits(*bits_, sub_points_));
     const size_t h = s > position ? 1 : 0;
-    if (!BernoulliSizeShare(*bits_, sub_points_)) return false;
+    if (!BernoulliSizeShare(*bits_, Size(*item))) return false;
     const uint64_t floor_min = PairExponent(*item).whole;
     const Exponent y = ExponentAt(item->low + h, item->low + h);
     // 2^-(y.whole - floor_min): that many zero bits in a row.
@@ -337,7 +360,7 @@ class QuantileDraw {
   }
 
   // An item for ranks [low, high] (high = low but for the atom form's
-  // occupied points) of `count` outputs, times K if `scaled`.
+  // occupied points) of base mass `count`, times K if `scaled`.
   void AddItem(Pool* pool, int64_t first, int64_t last, size_t low, size_t high,
                uint64_t count, bool scaled) {
     Item item{first,
@@ -365,12 +388,13 @@ class QuantileDraw {
   // becomes a group.
   void Emit(Pool* pool, const Segment& s, bool all) {
     if (s.records == 0) {
-      AddItem(pool, s.first, s.last, s.below, s.below,
-              static_cast<uint64_t>(s.last - s.first) + 1, kSplit);
+      AddItem(pool, s.first, s.last, s.below, s.below, s.mass, kSplit);
       return;
     }
+    const uint64_t weight = s.mass;  // one point's
     if (!kSplit) {
-      AddItem(pool, s.first, s.first, s.below, s.below + s.records, 1, false);
+      AddItem(pool, s.first, s.first, s.below, s.below + s.records, weight,
+              false);
       return;
     }
     // Independent uniform sub-points, sorted: sub-gap h (h records of the
@@ -398,7 +422,7 @@ class QuantileDraw {
       const int64_t size = bound(h + 1) - bound(h);
       if (size > 0) {
         AddItem(pool, s.first, s.first, s.below + h, s.below + h,
-                static_cast<uint64_t>(size), false);
+                static_cast<uint64_t>(size) * weight, false);
       }
     };
     const uint64_t target_rank = target_ >> kTargetFractionBits;
@@ -410,7 +434,7 @@ class QuantileDraw {
     size_t high = nearest;
     auto group = [&](size_t first, size_t last, size_t near) {
       const Uint128 total =
-          static_cast<Uint128>(bound(last + 1) - bound(first));
+          static_cast<Uint128>(bound(last + 1) - bound(first)) * weight;
       Group g;
       g.cap = CeilLog2(total) + 2 -
               static_cast<int64_t>(
@@ -449,12 +473,13 @@ class QuantileDraw {
   // is bounded below the pool's top by the margin and leaves it as a group.
   // Proof of the bound: each item left weighs 2^a < 2 size 2^-floor(y_next)
   // and each point group's cap is below 8 (its size) 2^-floor(y_next); the
-  // sizes sum to `left`; rounding up to units at most doubles the sum.
+  // sizes (base masses) sum to `left`; rounding up to units at most doubles
+  // the sum.
   void Walk(Pool* pool, SegmentWalker* walker, bool all) {
     while (!walker->done()) {
       if (!all) {
         const size_t rank = walker->next_rank();
-        const Uint128 left = static_cast<Uint128>(walker->points_left()) *
+        const Uint128 left = static_cast<Uint128>(walker->mass_left()) *
                              (kSplit ? sub_points_ : 1);
         const int64_t cap = CeilLog2(left) + 4 -
                             static_cast<int64_t>(ExponentAt(rank, rank).whole);
@@ -488,12 +513,14 @@ class QuantileDraw {
     } else {
       const uint32_t* sorted = jitter_arena_.data() + group->jitter;
       const size_t c = group->records;
+      const uint64_t weight = p_.measure.Weight(group->point);
       for (size_t h = group->h_first; h <= group->h_last; ++h) {
         const int64_t size = SubPointBound(sorted, c, sub_points_, h + 1) -
                              SubPointBound(sorted, c, sub_points_, h);
         if (size > 0) {
           AddItem(pool, group->point, group->point, group->below + h,
-                  group->below + h, static_cast<uint64_t>(size), false);
+                  group->below + h, static_cast<uint64_t>(size) * weight,
+                  false);
         }
       }
     }
@@ -533,6 +560,47 @@ class QuantileDraw {
 
 double QuantileSensitivity(double q) {
   return std::max(q, 1 - q) * kSensitivitySafety;
+}
+
+PointMeasure PointMeasure::Shells(int64_t first, int64_t last,
+                                  uint32_t first_weight, uint32_t last_weight) {
+  PointMeasure m;
+  m.first_ = first;
+  m.last_ = last;
+  // (points == 0 only when last < first; the analyzer cannot tell.)
+  const uint64_t points = static_cast<uint64_t>(last - first) + 1;
+  if (last < first || points == 0 || (first_weight == 0 && last_weight == 0)) {
+    return m;
+  }
+  m.first_weight_ = first_weight;
+  m.last_weight_ = last_weight;
+  m.whole_ = BitWidth(points) - 1;
+  m.top_ = std::min(m.whole_, kMostShellBits);
+  m.shift_ = m.whole_ - m.top_;
+  // One third flat: U M = (c_first + c_last) E / 2. No overflow: E < 2^58
+  // and the end weights are at most 4, so the product is below 2^61; M is
+  // at least 1 and at most 2^52 + 1.
+  const uint64_t ends = m.first_weight_ + m.last_weight_;
+  m.side_total_ = m.SideMass(static_cast<int64_t>(points));
+  const uint64_t shells = ends * m.side_total_;
+  m.flat_ = std::max<uint64_t>(1, shells / (2 * points));
+  return m;
+}
+
+int64_t PointMeasure::PointAt(int64_t from, int64_t to, uint64_t offset) const {
+  if (uniform()) return from + static_cast<int64_t>(offset);
+  // The first p with Mass(from, p) > offset.
+  int64_t low = from;
+  int64_t high = to;
+  while (low < high) {
+    const int64_t middle = low + (high - low) / 2;
+    if (Mass(from, middle) > offset) {
+      high = middle;
+    } else {
+      low = middle + 1;
+    }
+  }
+  return low;
 }
 
 size_t QuantileProblem::Below(int64_t point) const {
@@ -584,11 +652,12 @@ template <bool kSplit>
 SplitPoint ExponentialQuantileSampler::Sample(const QuantileProblem& problem,
                                               RandomSource& rng) const {
   BitReader bits(rng);
-  if (problem.count == 0) {
-    const Uint128 points =
-        static_cast<Uint128>(problem.last_point - problem.first_point) + 1;
+  if (problem.count == 0) {  // every point by its weight alone
+    const uint64_t mass =
+        problem.measure.Mass(problem.first_point, problem.last_point);
     return {
-        problem.first_point + static_cast<int64_t>(UniformBits(bits, points)),
+        problem.measure.PointAt(problem.first_point, problem.last_point,
+                                static_cast<uint64_t>(UniformBits(bits, mass))),
         0};
   }
   QuantileDraw<kSplit> draw(problem, epsilon_, sub_points_, tail_margin_bits_,
@@ -625,6 +694,7 @@ double PointLogProbability(const QuantileProblem& problem, double epsilon,
     return kNegativeInfinity;
   }
   const BaseTwoRate rate(epsilon / (2 * QuantileSensitivity(problem.quantile)));
+  // log of exp(utility rate) alone (the base measure apart).
   auto log_weight = [&](int64_t v) {
     return -kLn2 * rate.ExponentFor(problem.ScaledDistance(
                                         problem.Below(v), problem.AtOrBelow(v)))
@@ -636,10 +706,11 @@ double PointLogProbability(const QuantileProblem& problem, double epsilon,
   while (!walker.done()) {
     const Segment s = walker.Next();
     if (s.first > s.last) continue;
-    const double size = static_cast<double>(s.last - s.first + 1);
-    normaliser = LogAdd(normaliser, std::log(size) + log_weight(s.first));
+    const auto mass = static_cast<double>(s.mass);
+    normaliser = LogAdd(normaliser, std::log(mass) + log_weight(s.first));
   }
-  return log_weight(point) - normaliser;
+  return std::log(static_cast<double>(problem.measure.Weight(point))) +
+         log_weight(point) - normaliser;
 }
 
 std::map<std::pair<int64_t, uint64_t>, double> SplitProbabilities(
@@ -671,8 +742,8 @@ std::map<std::pair<int64_t, uint64_t>, double> SplitProbabilities(
                   (cell == static_cast<double>(v) && jitter[r] < s);
         }
         const double log_weight =
-            -kLn2 *
-            rate.ExponentFor(problem.ScaledDistance(rank, rank)).Value();
+            std::log(static_cast<double>(problem.measure.Weight(v))) -
+            kLn2 * rate.ExponentFor(problem.ScaledDistance(rank, rank)).Value();
         top = std::max(top, log_weight);
         outputs.push_back({{v, by_sub_point ? s : rank}, log_weight});
       }

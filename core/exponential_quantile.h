@@ -32,7 +32,12 @@
 // exp(epsilon u / (2 Delta)) is then epsilon-DP (McSherry and Talwar 2007).
 // The split form's jitter is per-record public randomness: for every jitter
 // of the common records the ratio bound holds, so it holds for the mixture.
-// Removing a record is the same pair read backwards.
+// Removing a record is the same pair read backwards. Every output o also
+// carries a public base weight w(o) (PointMeasure below; a sub-point that of
+// its point): P(o) is proportional to w(o) exp(epsilon u / (2 Delta)), and
+// since w(o) is the same on both neighbours it cancels from the ratio of
+// o's probabilities, so the bound holds for any measure that does not
+// depend on the records.
 //
 // Exactly as sampled: the target is q n rounded to a multiple of 2^-20
 // (ScaledTarget; off by under 2^-20), so every distance is an exact dyadic
@@ -44,7 +49,10 @@
 // at 2^40: a utility capped at a public constant, of no larger sensitivity.
 //
 // Sampling is exact (exact_exponential.h): no floating-point number decides
-// anything. Outputs are grouped into segments (a run of empty grid points
+// anything; an item's size is its outputs' total integer base mass, and a
+// drawn gap returns a point with probability its weight over the gap's mass
+// (a uniform integer below the mass, located by PointMeasure::PointAt).
+// Outputs are grouped into segments (a run of empty grid points
 // between two occupied points, or one occupied point, or in the split form
 // one sub-gap of an occupied point), each an item of the draw. Segments are
 // listed outward from the target; once everything left in a direction is
@@ -85,6 +93,97 @@ constexpr uint64_t kSplitSubPoints = uint64_t{1} << 32;
 // max(q, 1 - q) (1 + 2^-16). Privacy-relevant.
 double QuantileSensitivity(double q);
 
+// End weights of the endpoint-shell measure (PointMeasure::Shells): an end
+// that is a released value (AQ's cut) weighs 4, a public bound 1. Public
+// constants of the mechanism's definition; any values are private.
+constexpr uint32_t kReleasedEndWeight = 4;
+constexpr uint32_t kBoundEndWeight = 1;
+// Shells nearer an end than 2^-26 of the range share one weight, which keeps
+// every weight below 2^30 and every mass below 2^62. Not privacy-relevant.
+constexpr int kMostShellBits = 26;
+
+// The base measure of the mechanism: a positive integer weight per output
+// point of [first, last], so an output's probability is proportional to
+// weight x exp(utility rate). It depends only on public values (the output
+// range and its ends' kinds), never on the records, so the guarantee holds
+// for every such measure (McSherry and Talwar's proof with a base measure).
+//
+// Uniform: weight 1. Endpoint shells: with M = last - first + 1 points and
+// K = floor(log2 M), the points at distance d from an end fall in shell
+// k = floor(log2(d + 1)), which has 2^k points of weight 2^(K - k) each, so
+// every shell holds the same mass: a stretch beside an end gets the same
+// share at every scale. An output point's weight is
+//   w(p) = U + c_first e(p - first) + c_last e(last - p),  e(d) = 2^(K - k),
+// with U = floor((c_first + c_last) E / (2 M)), E the mass of one end's
+// shells, so the flat part holds a third of the total. Why: an exponential
+// mechanism weighs a gap by its width, so with loose bounds a quantile of few
+// records (AQ's deepest nodes, a tail) lands anywhere in a wide empty stretch;
+// AQ's nodes end at released values, next to which their records lie, and a
+// shell measure puts a fixed share of the mass there at every scale
+// (docs/algorithms/aq.md measures it). With more than 2^26 points the
+// innermost shells merge (kMostShellBits).
+class PointMeasure {
+ public:
+  PointMeasure() = default;  // uniform
+  // Endpoint shells over [first, last]; 0 turns an end off (both 0, or
+  // last < first: uniform).
+  static PointMeasure Shells(int64_t first, int64_t last, uint32_t first_weight,
+                             uint32_t last_weight);
+
+  bool uniform() const { return first_weight_ == 0 && last_weight_ == 0; }
+  // w(p) for a point of [first, last].
+  uint64_t Weight(int64_t point) const {
+    if (uniform()) return 1;
+    return flat_ + first_weight_ * ShellWeight(point - first_) +
+           last_weight_ * ShellWeight(last_ - point);
+  }
+  // The sum of w over [from, to] (0 when to < from); below 2^62.
+  uint64_t Mass(int64_t from, int64_t to) const {
+    return to < from ? 0 : Prefix(to + 1) - Prefix(from);
+  }
+  // Mass(first, x - 1) for x in [first, last + 1], up to a constant (mod
+  // 2^64) for the uniform measure: only differences are meaningful. Walkers
+  // keep the prefix at their edge, so a segment's mass costs one call.
+  uint64_t Prefix(int64_t x) const {
+    const uint64_t before = static_cast<uint64_t>(x - first_);
+    if (uniform()) return before;
+    return flat_ * before + first_weight_ * SideMass(x - first_) +
+           last_weight_ * (side_total_ - SideMass(last_ - x + 1));
+  }
+  // The point p of [from, to] with Mass(from, p - 1) <= offset <
+  // Mass(from, p), for offset < Mass(from, to): drawing offset uniformly
+  // draws p with probability w(p) / Mass(from, to).
+  int64_t PointAt(int64_t from, int64_t to, uint64_t offset) const;
+
+ private:
+  // e(d), and the mass of one end's first `cells` points.
+  uint64_t ShellWeight(int64_t distance) const {
+    const int k = BitWidth(static_cast<uint64_t>(distance) + 1) - 1;
+    return uint64_t{1} << (top_ - (k > shift_ ? k - shift_ : 0));
+  }
+  uint64_t SideMass(int64_t cells) const {
+    if (cells <= 0) return 0;
+    const auto x = static_cast<uint64_t>(cells);
+    const int k = BitWidth(x) - 1;  // the shell of the last point counted
+    if (k <= shift_) return x << top_;
+    // Shells 0..shift_ at the top weight, shift_ + 1..k - 1 at 2^K each,
+    // then part of shell k.
+    return (((uint64_t{1} << (shift_ + 1)) - 1) << top_) +
+           static_cast<uint64_t>(k - 1 - shift_) * (uint64_t{1} << whole_) +
+           ((x - (uint64_t{1} << k) + 1) << (whole_ - k));
+  }
+
+  int64_t first_ = 0;
+  int64_t last_ = 0;
+  uint64_t flat_ = 1;        // U
+  uint64_t side_total_ = 0;  // E, one end's shells over all M points
+  uint64_t first_weight_ = 0;
+  uint64_t last_weight_ = 0;
+  int whole_ = 0;  // K
+  int top_ = 0;    // min(K, kMostShellBits)
+  int shift_ = 0;  // K - top_: shells 0..shift_ share the top weight
+};
+
 // One instance: the sorted record points and the allowed output points.
 // Every record point lies in [first_point, last_point].
 struct QuantileProblem {
@@ -93,6 +192,8 @@ struct QuantileProblem {
   int64_t first_point = 0;        // lowest allowed output point
   int64_t last_point = 0;         // highest allowed output point (inclusive)
   double quantile = 0.5;          // q in [0, 1]; the target rank is q n
+  // The base measure over [first_point, last_point] (public).
+  PointMeasure measure = PointMeasure();
 
   // Records at points below `point`, and at or below it.
   size_t Below(int64_t point) const;

@@ -94,7 +94,7 @@ void CheckAqPrivacy(const std::vector<double>& quantiles, int64_t steps,
                     double min_worst_ratio) {
   const auto outputs = AllOutputs(steps, quantiles.size());
   double worst_ratio = 0;
-  for (double epsilon : {0.5, 2.0}) {
+  for (double epsilon : {0.5, 2.0, 6.0}) {
     const double per_level =
         epsilon / ApproximateQuantilesLevels(quantiles.size());
     std::vector<double> x;
@@ -130,10 +130,11 @@ void CheckAqPrivacy(const std::vector<double>& quantiles, int64_t steps,
 }
 
 TEST(AqTest, PrivacyRatioBoundedForThreeQuantiles) {
-  // Two levels reach 0.92 and 0.89 of the total epsilon: both levels' new
-  // sensitivity is nearly attained at once.
+  // Two levels reach 0.93 and 0.86 of the total epsilon: both levels' new
+  // sensitivity is nearly attained at once (records beside the ends, where
+  // the shell measure is heaviest, for the second).
   CheckAqPrivacy({0.25, 0.5, 0.75}, 9, {0, 2, 4, 6, 8}, 3, 0.85);
-  CheckAqPrivacy({0.1, 0.3, 0.9}, 9, {0, 2, 4, 6, 8}, 3, 0.85);
+  CheckAqPrivacy({0.1, 0.3, 0.9}, 9, {0, 1, 4, 8, 9}, 3, 0.85);
 }
 
 TEST(AqTest, PrivacyRatioBoundedForThreeLevels) {

@@ -204,11 +204,12 @@ TEST(ContributionsTest, AqProtectsAPersonWithKRecordsExactly) {
   }
   // Tight: a per-record budget 10% smaller than epsilon / k would fail.
   EXPECT_GT(worst, 0.9);
-  // Three quantiles (two levels), every output of a small grid.
+  // Three quantiles (two levels), every output of a small grid; records
+  // beside an end, where the shell measure is heaviest, reach 0.88.
   EXPECT_GT(CheckPersonPrivacy({0.25, 0.5, 0.75}, 8,
-                               testing::AllNonDecreasingTuples(8, 3), {0, 4, 8},
+                               testing::AllNonDecreasingTuples(8, 3), {0, 1, 8},
                                4, 2),
-            0.8);
+            0.85);
 }
 
 TEST(ContributionsTest, OnePersonWithManyRecordsCannotMoveTheMedian) {

@@ -24,8 +24,114 @@ double LogSumExp(const std::vector<double>& logs) {
 }
 
 QuantileProblem Problem(const std::vector<double>& cells, int64_t steps,
-                        double q) {
-  return QuantileProblem{cells.data(), cells.size(), 0, steps, q};
+                        double q, PointMeasure measure = PointMeasure()) {
+  return QuantileProblem{cells.data(), cells.size(), 0, steps, q, measure};
+}
+
+// The shell measure's weights written out from its definition: shell
+// k = floor(log2(d + 1)) weighs 2^(K - k) (K = floor(log2 M) <= 26 here),
+// U = max(1, floor((c_first + c_last) E / (2 M))).
+std::vector<uint64_t> ShellWeights(int64_t points, uint64_t c_first,
+                                   uint64_t c_last) {
+  int whole = 0;
+  while ((int64_t{2} << whole) <= points) ++whole;
+  auto e = [&](int64_t d) {
+    int k = 0;
+    while ((int64_t{2} << k) <= d + 1) ++k;
+    return uint64_t{1} << (whole - k);
+  };
+  uint64_t side = 0;
+  for (int64_t d = 0; d < points; ++d) side += e(d);
+  const uint64_t flat = std::max<uint64_t>(
+      1, (c_first + c_last) * side / (2 * static_cast<uint64_t>(points)));
+  std::vector<uint64_t> w;
+  for (int64_t d = 0; d < points; ++d) {
+    w.push_back(flat + c_first * e(d) + c_last * e(points - 1 - d));
+  }
+  return w;
+}
+
+TEST(PointMeasureTest, ShellsMatchTheirDefinition) {
+  for (int64_t points : {1, 2, 3, 7, 8, 9, 100, 1025}) {
+    for (const auto& [c_first, c_last] :
+         std::vector<std::pair<uint32_t, uint32_t>>{
+             {1, 1}, {4, 1}, {1, 4}, {4, 4}, {4, 0}, {0, 1}}) {
+      const int64_t first = 17;
+      const int64_t last = first + points - 1;
+      const PointMeasure m = PointMeasure::Shells(first, last, c_first, c_last);
+      const std::vector<uint64_t> w = ShellWeights(points, c_first, c_last);
+      std::vector<uint64_t> prefix = {0};
+      for (uint64_t x : w) prefix.push_back(prefix.back() + x);
+      for (int64_t p = first; p <= last; ++p) {
+        ASSERT_EQ(m.Weight(p), w[p - first]) << points << " " << p;
+      }
+      for (int64_t a = first; a <= last; a += 1 + points / 13) {
+        for (int64_t b = a - 1; b <= last; b += 1 + points / 11) {
+          ASSERT_EQ(m.Mass(a, b), prefix[b + 1 - first] - prefix[a - first])
+              << points << " [" << a << ", " << b << "]";
+        }
+      }
+      // PointAt inverts the mass: offset o lands on the point whose share
+      // holds it.
+      const int64_t from = first + points / 3;
+      const uint64_t total = m.Mass(from, last);
+      for (uint64_t o = 0; o < total; o += 1 + total / 97) {
+        const int64_t p = m.PointAt(from, last, o);
+        ASSERT_LE(m.Mass(from, p - 1), o);
+        ASSERT_GT(m.Mass(from, p), o);
+      }
+    }
+  }
+  // Uniform: weight 1, mass = points, PointAt = from + offset.
+  const PointMeasure uniform;
+  EXPECT_TRUE(uniform.uniform());
+  EXPECT_EQ(uniform.Mass(3, 9), 7u);
+  EXPECT_EQ(uniform.PointAt(3, 9, 4), 7);
+  EXPECT_TRUE(PointMeasure::Shells(0, 9, 0, 0).uniform());
+}
+
+TEST(PointMeasureTest, EveryShellHoldsTheSameMassAndAThirdIsFlat) {
+  // M = 2^10 points, one end: shells 0..9 hold 2^10 each, shell 10 the one
+  // point left; the flat part is U M = E / 2, a third of the total.
+  const PointMeasure m = PointMeasure::Shells(0, 1023, 1, 0);
+  for (int k = 0; k < 10; ++k) {
+    const int64_t from = (int64_t{1} << k) - 1;
+    const int64_t to = (int64_t{2} << k) - 2;
+    // Shell k's shell part: 2^k points of 2^(10 - k).
+    const uint64_t flat = m.Weight(1023) - 1;
+    EXPECT_EQ(m.Mass(from, to) - flat * static_cast<uint64_t>(to - from + 1),
+              uint64_t{1} << 10)
+        << k;
+  }
+  const uint64_t flat = m.Weight(1023) - 1;
+  const uint64_t total = m.Mass(0, 1023);
+  EXPECT_NEAR(static_cast<double>(flat * 1024) / static_cast<double>(total),
+              1.0 / 3, 0.01);
+}
+
+TEST(PointMeasureTest, LargeGridsStayExactAndBelowTwoToThe62) {
+  // 2^52 + 1 points (the finest grid): the innermost shells merge so every
+  // weight stays below 2^30; masses add up, PointAt inverts them.
+  const int64_t last = int64_t{1} << 52;
+  for (const auto& [c_first, c_last] :
+       std::vector<std::pair<uint32_t, uint32_t>>{{4, 4}, {1, 4}}) {
+    const PointMeasure m = PointMeasure::Shells(0, last, c_first, c_last);
+    const uint64_t total = m.Mass(0, last);
+    EXPECT_LT(total, uint64_t{1} << 62);
+    EXPECT_LT(m.Weight(0), uint64_t{1} << 30);
+    SeededRandom rng(5);
+    for (int i = 0; i < 2000; ++i) {
+      const int64_t a = static_cast<int64_t>(rng.NextUint64() % (last + 1));
+      const int64_t b = static_cast<int64_t>(rng.NextUint64() % (last + 1));
+      const int64_t lo = std::min(a, b);
+      const int64_t hi = std::max(a, b);
+      ASSERT_EQ(m.Mass(0, lo) + m.Mass(lo + 1, hi) + m.Mass(hi + 1, last),
+                total);
+      ASSERT_EQ(m.Mass(lo, lo), m.Weight(lo));
+      const uint64_t offset = m.Mass(lo, hi - 1);
+      ASSERT_EQ(m.PointAt(lo, hi, offset), hi);
+    }
+  }
 }
 
 TEST(ExponentialQuantileTest, SensitivityIsMaxOfQAndOneMinusQ) {
@@ -148,8 +254,9 @@ TEST(ExponentialQuantileTest, SplitFormPrivacyRatioBoundedOverSubPoints) {
 // over every point of a small grid.
 void CheckSamplerMatchesExact(const std::vector<double>& cells, int64_t steps,
                               double q, double epsilon, uint64_t seed,
-                              int tail_margin = 64, int headroom = 64) {
-  const QuantileProblem problem = Problem(cells, steps, q);
+                              int tail_margin = 64, int headroom = 64,
+                              PointMeasure measure = PointMeasure()) {
+  const QuantileProblem problem = Problem(cells, steps, q, measure);
   std::vector<double> probabilities;
   for (int64_t j = 0; j <= steps; ++j) {
     probabilities.push_back(std::exp(PointLogProbability(problem, epsilon, j)));
@@ -197,6 +304,31 @@ TEST(ExponentialQuantileTest, SamplerTailsAreExact) {
   }
 }
 
+TEST(ExponentialQuantileTest, SamplerMatchesExactWithAShellMeasure) {
+  // The base measure's weights enter every item, gap point and group.
+  const std::vector<double> cells = {0, 2, 2, 5, 9, 9, 9, 14, 16};
+  uint64_t seed = 500;
+  for (const auto& [c_first, c_last] :
+       std::vector<std::pair<uint32_t, uint32_t>>{{4, 1}, {1, 4}, {4, 4}}) {
+    const PointMeasure measure = PointMeasure::Shells(0, 16, c_first, c_last);
+    for (double epsilon : {0.01, 0.7, 3.0}) {
+      CheckSamplerMatchesExact(cells, 16, 0.3, epsilon, ++seed, 64, 64,
+                               measure);
+    }
+    CheckSamplerMatchesExact(cells, 16, 0.8, 0.5, ++seed, 1, 2, measure);
+    CheckSamplerMatchesExact({}, 16, 0.5, 1.0, ++seed, 64, 64, measure);
+  }
+  // Weights are what they say: with no records the draw is the measure.
+  const PointMeasure measure = PointMeasure::Shells(0, 16, 4, 1);
+  const std::vector<double> none;
+  for (int64_t v = 0; v <= 16; ++v) {
+    EXPECT_NEAR(PointLogProbability(Problem(none, 16, 0.5, measure), 1.0, v),
+                std::log(static_cast<double>(measure.Weight(v)) /
+                         static_cast<double>(measure.Mass(0, 16))),
+                1e-12);
+  }
+}
+
 TEST(ExponentialQuantileTest, NoRecordsGivesAUniformPoint) {
   const QuantileProblem problem{nullptr, 0, 0, 9, 0.5};
   for (int64_t j = 0; j <= 9; ++j) {
@@ -213,8 +345,9 @@ TEST(ExponentialQuantileTest, AllEqualRecordsWork) {
 // The split form's sampler against its exact (point, split) distribution.
 void CheckSplitSamplerMatchesExact(const std::vector<double>& cells,
                                    int64_t steps, double q, double epsilon,
-                                   uint64_t sub_points, uint64_t seed) {
-  const QuantileProblem problem = Problem(cells, steps, q);
+                                   uint64_t sub_points, uint64_t seed,
+                                   PointMeasure measure = PointMeasure()) {
+  const QuantileProblem problem = Problem(cells, steps, q, measure);
   const auto exact = SplitProbabilities(problem, epsilon, sub_points, false);
   std::map<std::pair<int64_t, uint64_t>, size_t> index;
   std::vector<double> probabilities;
@@ -248,6 +381,10 @@ TEST(ExponentialQuantileTest, SplitSamplerMatchesExactDistribution) {
                                     ++seed);
       CheckSplitSamplerMatchesExact({0, 2, 2, 4}, 4, 0.3, epsilon, sub_points,
                                     ++seed);
+      CheckSplitSamplerMatchesExact({0, 2, 2, 4}, 6, 0.3, epsilon, sub_points,
+                                    ++seed, PointMeasure::Shells(0, 6, 4, 1));
+      CheckSplitSamplerMatchesExact({1, 3}, 6, 0.6, epsilon, sub_points, ++seed,
+                                    PointMeasure::Shells(0, 6, 1, 4));
     }
   }
 }

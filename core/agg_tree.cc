@@ -41,7 +41,8 @@ Status ValidateAggTreeShape(const AggTreeShape& shape) {
 std::vector<std::vector<int64_t>> AggTreeCounts(const double* values,
                                                 size_t count, double lower,
                                                 double upper,
-                                                const AggTreeShape& shape) {
+                                                const AggTreeShape& shape,
+                                                const double* weights) {
   const int64_t leaves = Leaves(shape);
   std::vector<std::vector<int64_t>> levels(shape.height);
   levels[0].assign(leaves, 0);
@@ -51,7 +52,8 @@ std::vector<std::vector<int64_t>> AggTreeCounts(const double* values,
     const int64_t index =
         leaf < 0 ? 0
                  : std::min<int64_t>(leaves - 1, static_cast<int64_t>(leaf));
-    ++levels[0][index];
+    levels[0][index] +=
+        weights == nullptr ? 1 : static_cast<int64_t>(weights[i]);
   }
   for (int level = 1; level < shape.height; ++level) {
     const std::vector<int64_t>& below = levels[level - 1];
@@ -147,11 +149,11 @@ class LazyNoisyCounts {
 StatusOr<std::vector<double>> ReleaseAggTree(
     const double* values, size_t count, double lower, double upper,
     const std::vector<double>& quantiles, const AggTreeShape& shape,
-    const PrivacyBudget& budget, RandomSource& rng) {
+    const PrivacyBudget& budget, RandomSource& rng, const double* weights) {
   StatusOr<CountNoise> noise = AggTreeNoise(shape, budget);
   if (!noise.ok()) return noise.status();
   const std::vector<std::vector<int64_t>> exact =
-      AggTreeCounts(values, count, lower, upper, shape);
+      AggTreeCounts(values, count, lower, upper, shape, weights);
   std::vector<std::vector<double>> aggregated;
   if (shape.aggregate) {
     aggregated.resize(exact.size());

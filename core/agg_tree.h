@@ -53,12 +53,12 @@ constexpr int64_t kMaxTreeLeaves = int64_t{1} << 21;
 Status ValidateAggTreeShape(const AggTreeShape& shape);
 
 // Exact node counts, level 0 (leaves) to level h - 1 (the root's children),
-// leaf index floor((x - lower) / (upper - lower) * leaves) clamped. For the
-// privacy tests.
-std::vector<std::vector<int64_t>> AggTreeCounts(const double* values,
-                                                size_t count, double lower,
-                                                double upper,
-                                                const AggTreeShape& shape);
+// leaf index floor((x - lower) / (upper - lower) * leaves) clamped. With
+// `weights`, value i stands for weights[i] records (whole, their sum at most
+// 2^53 - 1: the counts path's bucket edges); else for one.
+std::vector<std::vector<int64_t>> AggTreeCounts(
+    const double* values, size_t count, double lower, double upper,
+    const AggTreeShape& shape, const double* weights = nullptr);
 
 // The noise every node gets for `budget` (kPure or kZcdp).
 StatusOr<CountNoise> AggTreeNoise(const AggTreeShape& shape,
@@ -72,10 +72,13 @@ std::vector<std::vector<double>> HonakerAggregate(
     std::vector<std::vector<double>> noisy, int branching);
 
 // One value per quantile (any quantiles in (0, 1), ascending), non-decreasing.
+// `weights` as for AggTreeCounts: the tree reads nothing but node counts,
+// so weighted edges release exactly what their expanded records would.
 StatusOr<std::vector<double>> ReleaseAggTree(
     const double* values, size_t count, double lower, double upper,
     const std::vector<double>& quantiles, const AggTreeShape& shape,
-    const PrivacyBudget& budget, RandomSource& rng);
+    const PrivacyBudget& budget, RandomSource& rng,
+    const double* weights = nullptr);
 
 }  // namespace dpq
 

@@ -140,7 +140,8 @@ void ToBucketEdges(double* values, size_t count, const OutputGrid& grid) {
   }
 }
 
-StatusOr<size_t> ValidateCounts(const double* counts, size_t buckets) {
+StatusOr<double> ValidateCounts(const double* counts, size_t buckets,
+                                double most_records) {
   constexpr double kMaxCount = 9007199254740992.0;  // 2^53
   double total = 0;
   for (size_t i = 0; i < buckets; ++i) {
@@ -156,14 +157,18 @@ StatusOr<size_t> ValidateCounts(const double* counts, size_t buckets) {
                         FormatNumber(c));
     }
     total += c;  // exact while below 2^53; compared below anyway
+    if (!(total <= most_records)) {
+      return Status(StatusCode::kTooLarge,
+                    "the counts add up to more than " +
+                        FormatNumber(most_records) +
+                        " records, the most this method releases from "
+                        "(private: for the data owner only)" +
+                        (most_records < kMaxCountedRecords
+                             ? "; 'aggtree' and 'tree-cdf' take up to 2^53 - 1"
+                             : ""));
+    }
   }
-  if (!(total <= static_cast<double>(kMaxRecords))) {
-    return Status(StatusCode::kTooLarge,
-                  "the counts add up to more than " +
-                      std::to_string(kMaxRecords) +
-                      " records; this build releases from at most that many");
-  }
-  return static_cast<size_t>(total);
+  return total;
 }
 
 int64_t OutputGrid::EstimatePoint(double x, int64_t max_point) const {

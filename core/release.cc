@@ -62,6 +62,9 @@ struct Context {
   // The counts path's fast form: `data` already holds the records' sorted
   // points on the release grid (the bucket grid), not values.
   bool prepared = false;
+  // The counts path for methods that read only cell counts: data[i] (a
+  // bucket edge) stands for weights[i] records.
+  const double* weights = nullptr;
 };
 
 // Fills `values` (one per distinct quantile) and the report's details.
@@ -76,6 +79,11 @@ struct MethodSpec {
   // Reads the records only as sorted points of the release grid, so the
   // counts path may hand them over in that form (Context::prepared).
   bool takes_points = false;
+  // Reads the records only as counts of cells, so the counts path may hand
+  // over each non-empty bucket's edge once with its count
+  // (Context::weights): nothing is expanded, and the counts may add up to
+  // 2^53 - 1.
+  bool takes_weights = false;
 };
 
 StatusOr<int64_t> WholeOption(const Options& options, const char* name,
@@ -317,7 +325,7 @@ Status RunAggTree(Context& c, ReleaseReport* report,
   if (!status.ok()) return status;
   return MoveInto(
       ReleaseAggTree(c.data, c.count, c.request.lower, c.request.upper,
-                     c.quantiles, shape, c.budget, c.rng),
+                     c.quantiles, shape, c.budget, c.rng, c.weights),
       values);
 }
 
@@ -342,7 +350,7 @@ Status RunTreeCdf(Context& c, ReleaseReport* report,
   if (!status.ok()) return status;
   return MoveInto(
       ReleaseTreeCdf(c.data, c.count, c.request.lower, c.request.upper,
-                     c.quantiles, shape, c.budget, c.rng),
+                     c.quantiles, shape, c.budget, c.rng, c.weights),
       values);
 }
 
@@ -369,8 +377,16 @@ const std::vector<MethodSpec>& Methods() {
        true},
       {"aggtree",
        {{"branching", false}, {"height", false}, {"aggregation", true}},
-       RunAggTree},
-      {"tree-cdf", {{"cells", false}, {"budget", true}}, RunTreeCdf},
+       RunAggTree,
+       Neighbouring::kAddRemove,
+       false,
+       true},
+      {"tree-cdf",
+       {{"cells", false}, {"budget", true}},
+       RunTreeCdf,
+       Neighbouring::kAddRemove,
+       false,
+       true},
   };
   return methods;
 }
@@ -437,7 +453,8 @@ namespace {
 // points and no intervals), which skips clamping, bucketing and sorting.
 StatusOr<ReleaseReport> Release(double* data, size_t count,
                                 const ReleaseRequest& request, double* out,
-                                PrivacySession* session, bool prepared) {
+                                PrivacySession* session, bool prepared,
+                                const double* weights = nullptr) {
   StatusOr<const MethodSpec*> method = FindMethod(request.method);
   if (!method.ok()) return method.status();
   Status status = CheckOptionNames(*method.value(), request);
@@ -561,11 +578,11 @@ StatusOr<ReleaseReport> Release(double* data, size_t count,
     intervals_per_record =
         PerRecordBudget(intervals_per_record, max_contributions);
   }
-  if (bucket_grid.has_value() && !prepared) {
+  if (bucket_grid.has_value() && !prepared && weights == nullptr) {
     // Sorted (after per-person bounding, which reads the records in the
     // users' order): then nothing downstream, such as HSJointExp's
     // per-record jitter, depends on an order that counts do not have.
-    // (Counts arrive sorted.)
+    // (Counts arrive sorted; weighted edges too, and never go here.)
     if (!std::is_sorted(data, data + count)) std::sort(data, data + count);
   }
   Brackets brackets;
@@ -608,7 +625,8 @@ StatusOr<ReleaseReport> Release(double* data, size_t count,
                   sorted.distinct,
                   *rng,
                   Options(request),
-                  prepared};
+                  prepared,
+                  weights};
   std::vector<double> values;
   status = method.value()->run(context, &report, &values);
   if (!status.ok()) return status;
@@ -663,21 +681,48 @@ StatusOr<ReleaseReport> ReleaseFromCounts(const double* counts,
   StatusOr<OutputGrid> grid = BucketGrid(request.lower, request.upper,
                                          static_cast<double>(bucket_count));
   if (!grid.ok()) return grid.status();
-  StatusOr<size_t> total = ValidateCounts(counts, bucket_count);
-  if (!total.ok()) return total.status();
-  if (fits) {
-    status = fits(total.value());
-    if (!status.ok()) return status;
-  }
   ReleaseRequest bucketed = request;
   bucketed.buckets = static_cast<double>(bucket_count);
+  StatusOr<const MethodSpec*> method = FindMethod(request.method);
+  // The trees read only cell counts: each non-empty bucket's edge once,
+  // with its count as weight, is what the expanded records give them
+  // (every record of a bucket sits on its edge), so nothing is expanded
+  // and the counts may add up to 2^53 - 1. Intervals read the records.
+  if (method.ok() && method.value()->takes_weights &&
+      !request.confidence.has_value()) {
+    StatusOr<double> sum =
+        ValidateCounts(counts, bucket_count, kMaxCountedRecords);
+    if (!sum.ok()) return sum.status();
+    size_t occupied = 0;
+    for (size_t i = 0; i < bucket_count; ++i) occupied += counts[i] > 0;
+    std::unique_ptr<double[]> edges(new (std::nothrow) double[occupied + 1]);
+    std::unique_ptr<double[]> weights(new (std::nothrow) double[occupied + 1]);
+    if (edges == nullptr || weights == nullptr) {
+      return Status(StatusCode::kTooLarge, "no memory for the buckets' edges");
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < bucket_count; ++i) {
+      if (counts[i] > 0) {
+        edges[k] = grid.value().ValueAt(static_cast<int64_t>(i));
+        weights[k++] = counts[i];
+      }
+    }
+    return Release(edges.get(), occupied, bucketed, out, session, false,
+                   weights.get());
+  }
+  StatusOr<double> sum = ValidateCounts(counts, bucket_count);
+  if (!sum.ok()) return sum.status();
+  const auto total = static_cast<size_t>(sum.value());  // <= kMaxRecords
+  if (fits) {
+    status = fits(total);
+    if (!status.ok()) return status;
+  }
   // The bucketed raw path keeps only each record's bucket edge, and a
   // method that takes points then maps edge i to point i of the bucket grid
   // and sorts. So for those methods (without intervals, which read values)
   // the prepared form is bucket i's index repeated counts[i] times, built
   // directly; the others get the edges. Either way the mechanism reads what
   // the raw path gives it, so the release is the same bit for bit.
-  StatusOr<const MethodSpec*> method = FindMethod(request.method);
   const bool points = method.ok() && method.value()->takes_points &&
                       !request.confidence.has_value();
   // Every slot is written below, so none is zeroed first. Four spare slots:
@@ -687,7 +732,7 @@ StatusOr<ReleaseReport> ReleaseFromCounts(const double* counts,
   // exceptions, a failed allocation is a null pointer, reported as
   // TOO_LARGE.
   constexpr size_t kSpare = 4;
-  const size_t n = total.value();
+  const size_t n = total;
   std::unique_ptr<double[]> records(new (std::nothrow) double[n + kSpare]);
   if (records == nullptr) {
     return Status(StatusCode::kTooLarge,

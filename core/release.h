@@ -98,16 +98,20 @@ std::vector<std::string> ReleaseMethods();
 // bit (the records are expanded to their buckets' lower edges, which is all
 // the bucketed raw path keeps of them; for AQ, AppIndExp, JointExp and
 // inverse sensitivity without intervals, straight to the sorted grid points
-// those methods read, skipping the sort). Same guarantees. Not per person
-// (counts do not say whose rows they are): users and max_contributions are
-// refused. INVALID_ARGUMENT for a count that is not a whole number >= 0;
-// TOO_LARGE when they add up to more than kMaxRecords (private: for the data
-// owner only).
+// those methods read, skipping the sort; for AggTree and the tree CDF
+// without intervals, not at all: each non-empty bucket's edge once, weighed
+// by its count, which gives the trees the same cell counts). Same
+// guarantees. Not per person (counts do not say whose rows they are): users
+// and max_contributions are refused. INVALID_ARGUMENT for a count that is
+// not a whole number >= 0; TOO_LARGE when they add up to more than
+// kMaxRecords where they are expanded, or kMaxCountedRecords (2^53 - 1) for
+// the trees (private: for the data owner only).
 //
 // `fits`, if given, is asked once the counts are checked, with their sum,
-// before anything is expanded: a caller with a memory limit (the
-// WebAssembly heap) returns TOO_LARGE to stop there, so the counts are read
-// once. The sum is private: such an error is for the data owner only.
+// before anything is expanded (never for the trees, which expand nothing):
+// a caller with a memory limit (the WebAssembly heap) returns TOO_LARGE to
+// stop there, so the counts are read once. The sum is private: such an
+// error is for the data owner only.
 using RecordsCheck = std::function<Status(size_t records)>;
 StatusOr<ReleaseReport> ReleaseFromCounts(const double* counts,
                                           size_t bucket_count,

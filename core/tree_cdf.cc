@@ -54,7 +54,8 @@ std::vector<PrivacyBudget> TreeCdfLevelBudgets(const TreeCdfShape& shape,
 std::vector<std::vector<int64_t>> TreeCdfCounts(const double* values,
                                                 size_t count, double lower,
                                                 double upper,
-                                                const TreeCdfShape& shape) {
+                                                const TreeCdfShape& shape,
+                                                const double* weights) {
   const int levels = Levels(shape);
   std::vector<std::vector<int64_t>> counts(levels);
   counts[0].assign(shape.cells, 0);
@@ -65,7 +66,8 @@ std::vector<std::vector<int64_t>> TreeCdfCounts(const double* values,
         cell < 0
             ? 0
             : std::min<int64_t>(shape.cells - 1, static_cast<int64_t>(cell));
-    ++counts[0][index];
+    counts[0][index] +=
+        weights == nullptr ? 1 : static_cast<int64_t>(weights[i]);
   }
   for (int l = 1; l < levels; ++l) {
     counts[l].assign(counts[l - 1].size() / 2, 0);
@@ -122,7 +124,7 @@ std::vector<double> DyadicPrefixSums(
 StatusOr<std::vector<double>> ReleaseTreeCdf(
     const double* values, size_t count, double lower, double upper,
     const std::vector<double>& quantiles, const TreeCdfShape& shape,
-    const PrivacyBudget& budget, RandomSource& rng) {
+    const PrivacyBudget& budget, RandomSource& rng, const double* weights) {
   const std::vector<PrivacyBudget> shares = TreeCdfLevelBudgets(shape, budget);
   std::vector<CountNoise> noise;
   for (const PrivacyBudget& share : shares) {
@@ -131,7 +133,7 @@ StatusOr<std::vector<double>> ReleaseTreeCdf(
     noise.push_back(level_noise.value());
   }
   const std::vector<std::vector<int64_t>> counts =
-      TreeCdfCounts(values, count, lower, upper, shape);
+      TreeCdfCounts(values, count, lower, upper, shape, weights);
   std::vector<std::vector<double>> noisy(counts.size());
   for (size_t l = 0; l < counts.size(); ++l) {
     for (int64_t c : counts[l]) {

@@ -54,11 +54,12 @@ Status ValidateTreeCdfShape(const TreeCdfShape& shape);
 std::vector<PrivacyBudget> TreeCdfLevelBudgets(const TreeCdfShape& shape,
                                                const PrivacyBudget& budget);
 
-// Exact node counts, level 0 (cells) to level k (root). For the tests.
-std::vector<std::vector<int64_t>> TreeCdfCounts(const double* values,
-                                                size_t count, double lower,
-                                                double upper,
-                                                const TreeCdfShape& shape);
+// Exact node counts, level 0 (cells) to level k (root). With `weights`,
+// value i stands for weights[i] records (whole, summing to at most
+// 2^53 - 1: the counts path's bucket edges); else for one.
+std::vector<std::vector<int64_t>> TreeCdfCounts(
+    const double* values, size_t count, double lower, double upper,
+    const TreeCdfShape& shape, const double* weights = nullptr);
 
 // The L2-closest non-decreasing vector (pool adjacent violators, O(n)).
 std::vector<double> IsotonicRegression(const std::vector<double>& values);
@@ -80,7 +81,8 @@ std::vector<double> QuantilesFromCdf(const std::vector<double>& cdf,
 StatusOr<std::vector<double>> ReleaseTreeCdf(
     const double* values, size_t count, double lower, double upper,
     const std::vector<double>& quantiles, const TreeCdfShape& shape,
-    const PrivacyBudget& budget, RandomSource& rng);
+    const PrivacyBudget& budget, RandomSource& rng,
+    const double* weights = nullptr);
 
 }  // namespace dpq
 

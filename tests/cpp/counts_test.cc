@@ -8,9 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "core/agg_tree.h"
 #include "core/prepare.h"
 #include "core/random.h"
 #include "core/release.h"
+#include "core/tree_cdf.h"
 
 namespace dpq {
 namespace {
@@ -150,6 +152,69 @@ TEST(CountsTest, IntegerCountsReleaseAnAtomAsItself) {
     EXPECT_EQ(out, std::floor(out));
   }
   EXPECT_GE(exact, 19);
+}
+
+TEST(CountsTest, TreesReleaseFromCountsOfAnySizeWithoutExpanding) {
+  // A warehouse's GROUP BY: 10^15 rows in 1,000 buckets of [0, 1000), far
+  // beyond what records in memory could hold. The trees read only cell
+  // counts, so the counts go in as weighted bucket edges.
+  std::vector<double> counts(1000, 0);
+  for (size_t i = 0; i < counts.size(); ++i) {
+    counts[i] = i < 500 ? 1e12 : 1e12 / 4;  // 4/5 of the rows below 500
+  }
+  double sum = 0;
+  for (double c : counts) sum += c;
+  ASSERT_GT(sum, 1e14);
+  for (const char* method : {"aggtree", "tree-cdf"}) {
+    ReleaseRequest request;
+    request.lower = 0;
+    request.upper = 1000;
+    request.quantiles = {0.25, 0.5, 0.9};
+    request.epsilon = 1;
+    request.method = method;
+    request.seed = 3;
+    std::vector<double> out(3);
+    const StatusOr<ReleaseReport> report =
+        ReleaseFromCounts(counts.data(), counts.size(), request, out.data());
+    ASSERT_TRUE(report.ok()) << method << report.status().message();
+    // The counts are uniform inside [0, 500) and [500, 1000), and at
+    // these counts the noise is negligible: the true quantiles to a bucket.
+    EXPECT_NEAR(out[0], 0.25 / 0.8 * 500, 1) << method;
+    EXPECT_NEAR(out[1], 0.5 / 0.8 * 500, 1) << method;
+    EXPECT_NEAR(out[2], 500 + (0.9 - 0.8) / 0.2 * 500, 1) << method;
+  }
+  // Methods that read records still refuse more than kMaxRecords, and say
+  // which methods take more; the trees refuse past 2^53 - 1.
+  ReleaseRequest aq;
+  aq.lower = 0;
+  aq.upper = 1000;
+  aq.quantiles = {0.5};
+  aq.epsilon = 1;
+  double one = 0;
+  const StatusOr<ReleaseReport> refused =
+      ReleaseFromCounts(counts.data(), counts.size(), aq, &one);
+  EXPECT_EQ(refused.status().code(), StatusCode::kTooLarge);
+  EXPECT_NE(refused.status().message().find("'aggtree'"), std::string::npos);
+  ReleaseRequest tree = aq;
+  tree.method = "tree-cdf";
+  const std::vector<double> past = {9007199254740991.0, 1};  // 2^53
+  EXPECT_EQ(ReleaseFromCounts(past.data(), 2, tree, &one).status().code(),
+            StatusCode::kTooLarge);
+  const std::vector<double> at = {9007199254740990.0, 1};  // 2^53 - 1
+  EXPECT_TRUE(ReleaseFromCounts(at.data(), 2, tree, &one).ok());
+  // The weighted edges give the trees the same cell counts as the records.
+  const std::vector<double> values = {0.5, 0.5, 3.5, 7.2, 7.9, 7.9, 7.9};
+  const std::vector<double> edges = {0, 3, 7};
+  const std::vector<double> weights = {2, 1, 4};
+  AggTreeShape shape;
+  shape.branching = 2;
+  shape.height = 3;
+  EXPECT_EQ(AggTreeCounts(values.data(), values.size(), 0, 8, shape),
+            AggTreeCounts(edges.data(), 3, 0, 8, shape, weights.data()));
+  TreeCdfShape cdf;
+  cdf.cells = 8;
+  EXPECT_EQ(TreeCdfCounts(values.data(), values.size(), 0, 8, cdf),
+            TreeCdfCounts(edges.data(), 3, 0, 8, cdf, weights.data()));
 }
 
 TEST(CountsTest, BadCountsAndOptionsAreTypedErrors) {

@@ -94,6 +94,30 @@ describe('releaseFromCounts', () => {
     expect(dpq.quantilesFromCounts([0, 5, 0, 0, 0, 0, 0, 0, 0, 0], { ...base, seed: 1 })[0]).toBeLessThanOrEqual(10);
   });
 
+  it('releases from counts of any size with the trees, where record methods refuse', () => {
+    // 10^15 rows, four fifths below 500: a warehouse's GROUP BY. The trees
+    // read the counts as weighted bucket edges, so nothing is expanded.
+    const counts = Float64Array.from({ length: 1000 }, (_, i) => (i < 500 ? 1e12 : 2.5e11));
+    const options = { lower: 0, upper: 1000, quantiles: [0.25, 0.5, 0.9], epsilon: 1 };
+    for (const method of ['aggtree', 'tree-cdf'] as const) {
+      const values = dpq.quantilesFromCounts(counts, { ...options, method });
+      [156.25, 312.5, 750].forEach((truth, i) => expect(Math.abs(values[i] - truth)).toBeLessThan(1));
+    }
+    // Up to Number.MAX_SAFE_INTEGER rows in all; one more is TOO_LARGE.
+    expect(dpq.quantilesFromCounts([Number.MAX_SAFE_INTEGER - 1, 1], { ...options, method: 'tree-cdf' })).toHaveLength(3);
+    expect(code(() => dpq.quantilesFromCounts([Number.MAX_SAFE_INTEGER, 1], { ...options, method: 'tree-cdf' }))).toBe(
+      'TOO_LARGE',
+    );
+    // AQ expands the counts: refused, and the message names the trees.
+    try {
+      dpq.quantilesFromCounts(counts, options);
+      expect.unreachable();
+    } catch (error) {
+      expect((error as { code: string }).code).toBe('TOO_LARGE');
+      expect(String(error)).toContain("'aggtree' and 'tree-cdf'");
+    }
+  });
+
   it('releases from DuckDB counts of a 10^7-row Parquet file exactly as from its rows', async () => {
     const file = join(dir, 'big.parquet');
     const example = join(process.cwd(), 'examples/duckdb-counts.mjs');

@@ -224,7 +224,10 @@ TEST(CountsTest, BadCountsAndOptionsAreTypedErrors) {
   request.quantiles = {0.5};
   request.epsilon = 1;
   double out = 0;
-  for (double bad : {-1.0, 1.5, std::nan(""), HUGE_VAL, 1e300}) {
+  // Also just below 2^52 (the largest non-whole doubles) and just past
+  // 2^53 (whole, but no longer exact in a double's sum).
+  for (double bad : {-1.0, 1.5, std::nan(""), HUGE_VAL, 1e300,
+                     4503599627370495.5, 9007199254740994.0}) {
     const std::vector<double> counts = {1, bad, 2};
     const StatusOr<ReleaseReport> report =
         ReleaseFromCounts(counts.data(), counts.size(), request, &out);

@@ -589,18 +589,29 @@ PointMeasure PointMeasure::Shells(int64_t first, int64_t last,
 
 int64_t PointMeasure::PointAt(int64_t from, int64_t to, uint64_t offset) const {
   if (uniform()) return from + static_cast<int64_t>(offset);
-  // The first p with Mass(from, p) > offset.
-  int64_t low = from;
-  int64_t high = to;
-  while (low < high) {
-    const int64_t middle = low + (high - low) / 2;
-    if (Mass(from, middle) > offset) {
-      high = middle;
-    } else {
-      low = middle + 1;
-    }
+  // Piece by piece: the weight is constant between shell boundaries (of
+  // either end), so each piece is found, and skipped or entered, in O(1);
+  // a gap crosses few of them.
+  int64_t p = from;
+  while (p < to) {
+    // The last point of p's shell from the first end (shells 0..shift_
+    // are one piece), and of its shell from the last end.
+    const int k_first =
+        std::max(BitWidth(static_cast<uint64_t>(p - first_) + 1) - 1, shift_);
+    const int64_t first_end = first_ + (int64_t{2} << k_first) - 2;
+    const int k_last =
+        std::max(BitWidth(static_cast<uint64_t>(last_ - p) + 1) - 1, 0);
+    const int64_t last_end =
+        k_last <= shift_ ? last_ : last_ - (int64_t{1} << k_last) + 1;
+    const int64_t end = std::min({to, first_end, last_end});
+    const uint64_t weight = Weight(p);
+    const uint64_t points = static_cast<uint64_t>(end - p) + 1;
+    if (offset / weight < points)
+      return p + static_cast<int64_t>(offset / weight);
+    offset -= points * weight;
+    p = end + 1;
   }
-  return low;
+  return to;
 }
 
 size_t QuantileProblem::Below(int64_t point) const {

@@ -24,6 +24,11 @@ inline int BitWidth(Uint128 x) {
 
 // ceil(log2 x) for x >= 1.
 inline int CeilLog2(Uint128 x) { return x <= 1 ? 0 : BitWidth(x - 1); }
+// The same for 64 bits, without 128-bit arithmetic (emulated in
+// WebAssembly).
+inline int CeilLog2Of64(uint64_t x) {
+  return x <= 1 ? 0 : 64 - __builtin_clzll(x - 1);
+}
 
 // Random bits from 64-bit words, in order, most significant first. The
 // exact samplers compare uniforms with probabilities lazily; Peek/Consume let

@@ -308,6 +308,12 @@ class QuantileDraw {
   // whose exponent is the nearer rank's (the smaller of the two).
   static bool Pair(const Item& item) { return kSplit && item.span == 1; }
 
+  // ceil(log2(mass K)) for K = 2^sub_point_shift_ if `scaled`, else of
+  // mass: ceil(log2 x) + k = ceil(log2(x 2^k)) for x >= 1.
+  int64_t CeilLog2Scaled(uint64_t mass, bool scaled) const {
+    return CeilLog2Of64(mass) + (scaled ? sub_point_shift_ : 0);
+  }
+
   // The item's outputs' total base mass (times K for sub-points).
   Uint128 Size(const Item& item) const {
     if (Pair(item)) {  // K <= 2^32 and a weight below 2^30: 64 bits do
@@ -370,9 +376,16 @@ class QuantileDraw {
               scaled ? 1u : 0u,
               count,
               0};
-    item.proposal = ExactWeight{Size(item), Pair(item) ? PairExponent(item)
-                                                       : ExponentAt(low, high)}
-                        .ProposalExponent();
+    // ExactWeight::ProposalExponent, ceil(log2 size) - floor(y), with the
+    // size's factor K = 2^k added as k (no 128-bit product).
+    const Exponent y = Pair(item) ? PairExponent(item) : ExponentAt(low, high);
+    item.proposal =
+        sub_point_shift_ >= 0
+            ? CeilLog2Scaled(
+                  Pair(item) ? p_.measure.Weight(item.first) : item.count,
+                  Pair(item) || item.scaled != 0) -
+                  static_cast<int64_t>(y.whole)
+            : ExactWeight{Size(item), y}.ProposalExponent();
     pool->Note(item.proposal);
     pool->items.push_back(item);
   }
@@ -479,10 +492,13 @@ class QuantileDraw {
     while (!walker->done()) {
       if (!all) {
         const size_t rank = walker->next_rank();
-        const Uint128 left = static_cast<Uint128>(walker->mass_left()) *
-                             (kSplit ? sub_points_ : 1);
-        const int64_t cap = CeilLog2(left) + 4 -
-                            static_cast<int64_t>(ExponentAt(rank, rank).whole);
+        const int64_t left_bits =
+            sub_point_shift_ >= 0
+                ? CeilLog2Scaled(walker->mass_left(), kSplit)
+                : CeilLog2(static_cast<Uint128>(walker->mass_left()) *
+                           (kSplit ? sub_points_ : 1));
+        const int64_t cap =
+            left_bits + 4 - static_cast<int64_t>(ExponentAt(rank, rank).whole);
         if (cap + margin_ < pool->top) {
           Group g;
           g.cap = cap;
@@ -547,6 +563,9 @@ class QuantileDraw {
   const QuantileProblem& p_;
   BaseTwoRate rate_;
   uint64_t sub_points_;
+  // log2 K when K is a power of two (always, but in tests), else -1.
+  int sub_point_shift_ =
+      (sub_points_ & (sub_points_ - 1)) == 0 ? CeilLog2Of64(sub_points_) : -1;
   int margin_;
   int headroom_;
   BitReader* bits_;

@@ -74,6 +74,36 @@ std::vector<std::vector<int64_t>> AllOutputs(int64_t steps, size_t m) {
   return testing::AllNonDecreasingTuples(steps, m);
 }
 
+TEST(AqTest, TailQuantilesStayNearTheDataWithLooseBounds) {
+  // 1,000 records in the middle 5% of a 2^20-step grid (Uniform(-5, 5) in
+  // [-100, 100]), m = 120, eps = 1: the endpoint-shell measure keeps the
+  // tail quantiles of the deep nodes beside the data instead of anywhere in
+  // the empty 95%. Mean |released - true| over 20 seeded releases (the same
+  // on every platform: the sampler is exact): 0.013 of the range with the
+  // measure, 0.022 with uniform weights.
+  const int64_t steps = int64_t{1} << 20;
+  const std::vector<double> quantiles = UniformQuantiles(120);
+  const double per_level = 1.0 / ApproximateQuantilesLevels(120);
+  double error = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    SeededRandom rng(seed);
+    std::vector<double> cells;
+    for (int i = 0; i < 1000; ++i) {
+      cells.push_back(std::floor((0.475 + 0.05 * UniformDouble(rng)) *
+                                 static_cast<double>(steps)));
+    }
+    std::sort(cells.begin(), cells.end());
+    const std::vector<int64_t> points = SampleApproximateQuantiles(
+        cells.data(), cells.size(), steps, quantiles, per_level, rng);
+    for (size_t i = 0; i < quantiles.size(); ++i) {
+      const double truth = cells[FloorProduct(quantiles[i], 1000)];
+      error += std::fabs(static_cast<double>(points[i]) - truth) /
+               static_cast<double>(steps) / (20.0 * quantiles.size());
+    }
+  }
+  EXPECT_LT(error, 0.018);
+}
+
 TEST(AqTest, ExactOutputDistributionSumsToOne) {
   const std::vector<double> cells = {1, 1, 3, 6};
   const std::vector<double> quantiles = {0.25, 0.5, 0.75};

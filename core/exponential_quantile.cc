@@ -59,12 +59,6 @@ struct Segment {
   size_t below = 0;
   size_t records = 0;
   uint64_t mass = 0;  // the base measure's mass of [first, last]
-  double log_mass = kNegativeInfinity;  // in units of grid points
-  size_t chosen_split = 0;  // split form: the sub-gap drawn inside the point
-  // Split form, one record: its sub-point; the sub-gap is drawn only if the
-  // point is chosen. -1 otherwise.
-  double lone_position = -1;
-  double weight = 0;  // in a band: the mass relative to the band's base
 };
 
 // Walks the segments of a problem from one record index outward. Upward
@@ -308,20 +302,27 @@ class QuantileDraw {
   // whose exponent is the nearer rank's (the smaller of the two).
   static bool Pair(const Item& item) { return kSplit && item.span == 1; }
 
-  // ceil(log2(mass K)) for K = 2^sub_point_shift_ if `scaled`, else of
-  // mass: ceil(log2 x) + k = ceil(log2(x 2^k)) for x >= 1.
-  int64_t CeilLog2Scaled(uint64_t mass, bool scaled) const {
-    return CeilLog2Of64(mass) + (scaled ? sub_point_shift_ : 0);
+  // An item's outputs' base mass, and whether each output is a point's K
+  // sub-points (a gap of the split form, or a pair) rather than one output.
+  uint64_t BaseMass(const Item& item) const {
+    return Pair(item) ? p_.measure.Weight(item.first) : item.count;
   }
-
-  // The item's outputs' total base mass (times K for sub-points).
+  static bool Scaled(const Item& item) {
+    return Pair(item) || item.scaled != 0;
+  }
+  // The item's size: its base mass, times K if scaled.
   Uint128 Size(const Item& item) const {
-    if (Pair(item)) {  // K <= 2^32 and a weight below 2^30: 64 bits do
-      const uint64_t size = sub_points_ * p_.measure.Weight(item.first);
-      return size;
+    return static_cast<Uint128>(BaseMass(item)) *
+           (Scaled(item) ? sub_points_ : 1);
+  }
+  // ceil(log2 size) for a base mass, times K if `scaled`. With K = 2^k
+  // (always, but in tests) k is added, ceil(log2(x 2^k)) = ceil(log2 x) + k,
+  // so no 128-bit product (emulated in WebAssembly) is formed.
+  int64_t SizeBits(uint64_t mass, bool scaled) const {
+    if (sub_point_shift_ < 0) {
+      return CeilLog2(static_cast<Uint128>(mass) * (scaled ? sub_points_ : 1));
     }
-    return static_cast<Uint128>(item.count) *
-           (item.scaled != 0 ? sub_points_ : 1);
+    return CeilLog2Of64(mass) + (scaled ? sub_point_shift_ : 0);
   }
 
   // A pair's smaller exponent: of rank low or of rank low + 1 (not of the
@@ -376,16 +377,10 @@ class QuantileDraw {
               scaled ? 1u : 0u,
               count,
               0};
-    // ExactWeight::ProposalExponent, ceil(log2 size) - floor(y), with the
-    // size's factor K = 2^k added as k (no 128-bit product).
+    // ExactWeight::ProposalExponent: ceil(log2 size) - floor(y).
     const Exponent y = Pair(item) ? PairExponent(item) : ExponentAt(low, high);
     item.proposal =
-        sub_point_shift_ >= 0
-            ? CeilLog2Scaled(
-                  Pair(item) ? p_.measure.Weight(item.first) : item.count,
-                  Pair(item) || item.scaled != 0) -
-                  static_cast<int64_t>(y.whole)
-            : ExactWeight{Size(item), y}.ProposalExponent();
+        SizeBits(BaseMass(item), Scaled(item)) - static_cast<int64_t>(y.whole);
     pool->Note(item.proposal);
     pool->items.push_back(item);
   }
@@ -492,13 +487,8 @@ class QuantileDraw {
     while (!walker->done()) {
       if (!all) {
         const size_t rank = walker->next_rank();
-        const int64_t left_bits =
-            sub_point_shift_ >= 0
-                ? CeilLog2Scaled(walker->mass_left(), kSplit)
-                : CeilLog2(static_cast<Uint128>(walker->mass_left()) *
-                           (kSplit ? sub_points_ : 1));
-        const int64_t cap =
-            left_bits + 4 - static_cast<int64_t>(ExponentAt(rank, rank).whole);
+        const int64_t cap = SizeBits(walker->mass_left(), kSplit) + 4 -
+                            static_cast<int64_t>(ExponentAt(rank, rank).whole);
         if (cap + margin_ < pool->top) {
           Group g;
           g.cap = cap;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/agg_tree.h"
@@ -133,16 +134,23 @@ TEST(CountsTest, EveryMethodReleasesTheSameBitForBit) {
   }
 }
 
+// The default method (AQ) at epsilon = 1 over [lower, upper].
+ReleaseRequest CountsRequest(double lower, double upper,
+                             std::vector<double> quantiles) {
+  ReleaseRequest request;
+  request.lower = lower;
+  request.upper = upper;
+  request.quantiles = std::move(quantiles);
+  request.epsilon = 1;
+  return request;
+}
+
 TEST(CountsTest, IntegerCountsReleaseAnAtomAsItself) {
   // Hours per week as a database would group them: 0..99 in buckets of 1,
   // half the rows at 40.
   std::vector<double> counts(100, 3);
   counts[40] = 300;
-  ReleaseRequest request;
-  request.lower = 0;
-  request.upper = 100;
-  request.quantiles = {0.5};
-  request.epsilon = 1;
+  const ReleaseRequest request = CountsRequest(0, 100, {0.5});
   int exact = 0;
   for (int trial = 0; trial < 20; ++trial) {
     double out = 0;
@@ -160,17 +168,10 @@ TEST(CountsTest, TreesReleaseFromCountsOfAnySizeWithoutExpanding) {
   // counts, so the counts go in as weighted bucket edges.
   std::vector<double> counts(1000, 0);
   for (size_t i = 0; i < counts.size(); ++i) {
-    counts[i] = i < 500 ? 1e12 : 1e12 / 4;  // 4/5 of the rows below 500
+    counts[i] = i < 500 ? 1.6e12 : 4e11;  // 10^15 rows, 4/5 below 500
   }
-  double sum = 0;
-  for (double c : counts) sum += c;
-  ASSERT_GT(sum, 1e14);
   for (const char* method : {"aggtree", "tree-cdf"}) {
-    ReleaseRequest request;
-    request.lower = 0;
-    request.upper = 1000;
-    request.quantiles = {0.25, 0.5, 0.9};
-    request.epsilon = 1;
+    ReleaseRequest request = CountsRequest(0, 1000, {0.25, 0.5, 0.9});
     request.method = method;
     request.seed = 3;
     std::vector<double> out(3);
@@ -185,11 +186,7 @@ TEST(CountsTest, TreesReleaseFromCountsOfAnySizeWithoutExpanding) {
   }
   // Methods that read records still refuse more than kMaxRecords, and say
   // which methods take more; the trees refuse past 2^53 - 1.
-  ReleaseRequest aq;
-  aq.lower = 0;
-  aq.upper = 1000;
-  aq.quantiles = {0.5};
-  aq.epsilon = 1;
+  const ReleaseRequest aq = CountsRequest(0, 1000, {0.5});
   double one = 0;
   const StatusOr<ReleaseReport> refused =
       ReleaseFromCounts(counts.data(), counts.size(), aq, &one);
@@ -218,11 +215,7 @@ TEST(CountsTest, TreesReleaseFromCountsOfAnySizeWithoutExpanding) {
 }
 
 TEST(CountsTest, BadCountsAndOptionsAreTypedErrors) {
-  ReleaseRequest request;
-  request.lower = 0;
-  request.upper = 10;
-  request.quantiles = {0.5};
-  request.epsilon = 1;
+  const ReleaseRequest request = CountsRequest(0, 10, {0.5});
   double out = 0;
   // Also just below 2^52 (the largest non-whole doubles) and just past
   // 2^53 (whole, but no longer exact in a double's sum).

@@ -270,4 +270,67 @@ bool DyadicTable::Thin(BitReader& bits, size_t i) const {
          BernoulliTwoToMinus(bits, static_cast<uint64_t>(unit_ - e));
 }
 
+size_t LogWeightDraw::Draw(const std::vector<double>& log_weights,
+                           BitReader& bits, int headroom) {
+  constexpr double kLog2E = 1.4426950408889634;  // log2(e), rounded
+  // Weight i is M 2^(k - 52), M = f 2^52 in [2^52, 2^53]. Near the top, one
+  // exact power-of-two entry per set bit of M from 2^45 up, and the rest,
+  // R 2^(k - 52) with R = M mod 2^45, proposed as 2^(k - 7) and kept with
+  // probability R / 2^45: a round is then rejected with probability below
+  // 2^-7, not up to 1/2 as with one proposal 2^(k + 1). Far below the top
+  // (where the table rounds entries up to one unit anyway), one proposal
+  // 2^(k + 1) kept with probability M / 2^53.
+  constexpr int kLowBits = 45;
+  constexpr uint64_t kWhole = uint64_t{1} << kLowBits;
+  constexpr uint64_t kHalfScale = uint64_t{1} << 53;
+  exponents_.clear();
+  mantissas_.clear();
+  indices_.clear();
+  int64_t top = INT64_MIN;
+  for (size_t i = 0; i < log_weights.size(); ++i) {
+    if (!(log_weights[i] > -HUGE_VAL)) continue;  // weight 0
+    const double z = log_weights[i] * kLog2E;
+    const double whole = std::floor(z);
+    // z - whole is exact (Sterbenz); f in [1, 2], so f 2^52 is an integer.
+    mantissas_.push_back(
+        static_cast<uint64_t>(std::ldexp(std::exp2(z - whole), 52)));
+    exponents_.push_back(static_cast<int64_t>(whole));
+    indices_.push_back(i);
+    top = std::max(top, exponents_.back() + 1);
+  }
+  if (indices_.empty()) return 0;
+  pieces_.clear();
+  table_.Reset(headroom);
+  const int64_t deep = top - headroom;
+  for (size_t j = 0; j < indices_.size(); ++j) {
+    const int64_t k = exponents_[j];
+    const uint64_t mantissa = mantissas_[j];
+    if (k + 1 < deep) {
+      table_.Add(k + 1);
+      pieces_.push_back({indices_[j], mantissa, kHalfScale});
+      continue;
+    }
+    for (int b = 53; b >= kLowBits; --b) {
+      if (((mantissa >> b) & 1) == 0) continue;
+      table_.Add(k + b - 52);
+      pieces_.push_back({indices_[j], kWhole, kWhole});
+    }
+    const uint64_t rest = mantissa & (kWhole - 1);
+    if (rest != 0) {
+      table_.Add(k + kLowBits - 52);
+      pieces_.push_back({indices_[j], rest, kWhole});
+    }
+  }
+  table_.Finish();
+  while (bits.healthy()) {
+    const size_t e = table_.Draw(bits);
+    const Piece& p = pieces_[e];
+    if (table_.Thin(bits, e) &&
+        (p.keep == p.scale || BernoulliBits(bits, p.keep, p.scale))) {
+      return p.index;
+    }
+  }
+  return indices_.front();  // an unhealthy source: the caller reports it
+}
+
 }  // namespace dpq

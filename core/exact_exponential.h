@@ -143,6 +143,35 @@ class DyadicTable {
 // True with probability 2^-count (count zero bits in a row).
 bool BernoulliTwoToMinus(BitReader& bits, uint64_t count);
 
+// Draws from weights given by natural logarithms computed in floating point
+// (the joint mechanisms' dynamic program, joint_exp.h): entry i has the
+// weight w_i = f_i 2^k_i with k_i = floor(z_i), f_i = exp2(z_i - k_i) in
+// [1, 2] and z_i = log_weights[i] log2(e), all three as the doubles compute
+// them. Draw returns i with probability exactly w_i / sum_j w_j: the top bits
+// of each weight are exact power-of-two entries of a DyadicTable (so no
+// weight underflows, however small), the rest a proposal kept by exact digit
+// comparison. -inf entries weigh 0; at least one must be finite. Relative to
+// exp(log_weights[i]), w_i is off by at most 2^-52 (|z_i| + 2) in log space,
+// given exp2 within 2 ulps (joint_exp.h counts it). Holds its scratch, so
+// one object serves many draws.
+class LogWeightDraw {
+ public:
+  size_t Draw(const std::vector<double>& log_weights, BitReader& bits,
+              int headroom = DyadicTable::kDefaultHeadroom);
+
+ private:
+  struct Piece {
+    size_t index;
+    uint64_t keep;  // kept with probability keep / scale
+    uint64_t scale;
+  };
+  DyadicTable table_;
+  std::vector<Piece> pieces_;
+  std::vector<int64_t> exponents_;
+  std::vector<uint64_t> mantissas_;
+  std::vector<size_t> indices_;
+};
+
 }  // namespace dpq
 
 #endif  // DPQ_CORE_EXACT_EXPONENTIAL_H_

@@ -6,6 +6,8 @@
 #include <set>
 #include <string>
 
+#include "core/bits.h"
+#include "core/exact_exponential.h"
 #include "core/exponential_quantile.h"
 
 namespace dpq {
@@ -23,58 +25,93 @@ double LogAdd(double a, double b) {
   return a + std::log1p(std::exp(b - a));
 }
 
-// Index drawn with probability proportional to exp(log_weights[i]).
-size_t SampleLogWeights(const std::vector<double>& log_weights,
-                        RandomSource& rng) {
-  double top = kNegativeInfinity;
-  for (double w : log_weights) top = std::max(top, w);
-  double total = 0;
-  for (double w : log_weights) total += std::exp(w - top);
-  const double threshold = UniformDouble(rng) * total;
-  double cumulative = 0;
-  size_t last = 0;
-  for (size_t i = 0; i < log_weights.size(); ++i) {
-    if (log_weights[i] == kNegativeInfinity) continue;
-    last = i;
-    cumulative += std::exp(log_weights[i] - top);
-    if (cumulative > threshold) return i;
+// Running log-sum-exp whose rounding grows like 2 sqrt(N), not N: values
+// add into a block of `block` of them, and full blocks into the total, so
+// any input reaches the sum through at most block + N / block + 1 log-adds
+// (the chain JointRoundingBound counts).
+class BlockedLogSum {
+ public:
+  explicit BlockedLogSum(size_t block = 1) : block_size_(block) {}
+  void Add(double value) {
+    block_ = LogAdd(block_, value);
+    if (++in_block_ == block_size_) {
+      total_ = LogAdd(total_, block_);
+      block_ = kNegativeInfinity;
+      in_block_ = 0;
+    }
   }
-  return last;  // rounding shortfall: the last possible index
-}
+  double Sum() const { return LogAdd(total_, block_); }
+  void Clear() {
+    total_ = block_ = kNegativeInfinity;
+    in_block_ = 0;
+  }
+
+ private:
+  size_t block_size_;
+  size_t in_block_ = 0;
+  double block_ = kNegativeInfinity;
+  double total_ = kNegativeInfinity;
+};
 
 // log-sum-exp of a sliding window (first in, first out) with two stacks:
 // amortised O(1) per push, pop and query, and no subtraction, so no
-// cancellation.
+// cancellation. Both stacks' sums are blocked as in BlockedLogSum.
 class SlidingLogSum {
  public:
+  explicit SlidingLogSum(size_t block = 1)
+      : block_size_(block), back_sum_(block) {}
   void Push(double value) {
     back_.push_back(value);
-    back_sum_ = LogAdd(back_sum_, value);
+    back_sum_.Add(value);
   }
   void Pop() {
-    if (front_sums_.empty()) {
-      // Reverse the back stack so its oldest element is on top, each entry
-      // holding the log-sum of itself and everything newer.
-      double sum = kNegativeInfinity;
-      for (size_t j = back_.size(); j-- > 0;) {
-        sum = LogAdd(sum, back_[j]);
-        front_sums_.push_back(sum);
-      }
-      back_.clear();
-      back_sum_ = kNegativeInfinity;
-    }
+    if (front_sums_.empty()) Reverse();
     front_sums_.pop_back();
   }
   double Sum() const {
     return LogAdd(front_sums_.empty() ? kNegativeInfinity : front_sums_.back(),
-                  back_sum_);
+                  back_sum_.Sum());
   }
 
  private:
+  // Moves the back stack to the front, its oldest element on top, each entry
+  // holding the log-sum of itself and everything newer: within its block
+  // (a chain of at most block_size_), then with the blocks after it (one
+  // more chain of at most size / block_size_).
+  void Reverse() {
+    const size_t size = back_.size();
+    if (size == 0) return;
+    std::vector<double> within(size);
+    for (size_t j = size; j-- > 0;) {
+      const bool block_end = j + 1 == size || (j + 1) % block_size_ == 0;
+      within[j] = block_end ? back_[j] : LogAdd(within[j + 1], back_[j]);
+    }
+    front_sums_.assign(size, kNegativeInfinity);
+    double after = kNegativeInfinity;  // the blocks after j's
+    for (size_t start = (size - 1) / block_size_ * block_size_ + block_size_;
+         start >= block_size_;) {
+      start -= block_size_;
+      const size_t end = std::min(start + block_size_, size);
+      for (size_t j = start; j < end; ++j) {
+        front_sums_[size - 1 - j] = LogAdd(within[j], after);
+      }
+      after = LogAdd(after, within[start]);
+    }
+    back_.clear();
+    back_sum_.Clear();
+  }
+
+  size_t block_size_;
   std::vector<double> front_sums_;
   std::vector<double> back_;
-  double back_sum_ = kNegativeInfinity;
+  BlockedLogSum back_sum_;
 };
+
+// The block size of the forward pass's running sums for n records.
+size_t BlockFor(size_t count) {
+  return static_cast<size_t>(
+      std::ceil(std::sqrt(static_cast<double>(count) + 2)));
+}
 
 }  // namespace
 
@@ -137,6 +174,53 @@ Status CheckJointSize(size_t count, size_t quantiles) {
   return Status::Ok();
 }
 
+double JointMagnitudeBound(size_t count, int64_t steps,
+                           const JointKernel& kernel) {
+  const double n = static_cast<double>(count);
+  const double m = static_cast<double>(kernel.targets.size() - 1);
+  double targets = m + 1;
+  for (double t : kernel.targets) targets += std::fabs(t);
+  const double partial_tuples =
+      (m + 1) * std::log(static_cast<double>(steps) + m + 2);
+  return 2 * (partial_tuples + std::log(n + 2) +
+              kernel.slope * (4 * n + 3 * targets + 4)) +
+         64;
+}
+
+double JointRoundingReserve(double epsilon) {
+  return std::max(epsilon / 256, std::min(epsilon / 2, std::ldexp(1.0, -20)));
+}
+
+double JointRoundingBound(size_t count, int64_t steps,
+                          const JointKernel& kernel) {
+  const double m = static_cast<double>(kernel.targets.size() - 1);
+  const double largest = JointMagnitudeBound(count, steps, kernel);
+  const double event = std::ldexp(largest + 256, -52);
+  // Longest chain of log-adds through the blocked running sums, with
+  // BlockFor's block size K >= sqrt(n + 2): 2 K + 4.
+  const double chain = 2 * static_cast<double>(BlockFor(count)) + 4;
+  const double per_level =
+      (chain + 5 * m + 32) * event + m * std::ldexp(1.0, -86);
+  return (m + 2) * per_level + 4 * event;
+}
+
+Status CheckJointRounding(size_t count, int64_t steps,
+                          const JointKernel& kernel, double epsilon) {
+  const double m = static_cast<double>(kernel.targets.size() - 1);
+  const double loss =
+      8 * (2 * m + 1) * JointRoundingBound(count + 1, steps, kernel);
+  if (loss <= JointRoundingReserve(epsilon)) return Status::Ok();
+  return Status(
+      StatusCode::kTooLarge,
+      "joint mechanisms certify their floating-point rounding, and at " +
+          std::to_string(count) + " values and " +
+          std::to_string(kernel.targets.size() - 1) +
+          " quantiles the certified bound exceeds the budget's reserve for "
+          "it (n up to about 6.7 10^6 for one quantile, 10^6 for ten, "
+          "2 10^4 for 120; fewer below epsilon 10^-3). Use 'aq', or fewer "
+          "values");
+}
+
 std::vector<double> JointSampler::RunLogCounts(size_t i) const {
   const double size = gaps_problem_.GapSize(i);
   std::vector<double> counts(m_ + 1, kNegativeInfinity);
@@ -177,9 +261,10 @@ JointSampler::JointSampler(const double* cells, size_t count, int64_t steps,
     const double target = kernel_.targets[s];
     widths[s] = target >= 1 ? static_cast<size_t>(std::floor(target)) : 0;
   }
-  std::vector<SlidingLogSum> windows(m_);
+  const size_t block = BlockFor(count);
+  std::vector<SlidingLogSum> windows(m_, SlidingLogSum(block));
   std::vector<double> scratch(m_);
-  std::vector<double> prefixes(m_, kNegativeInfinity);
+  std::vector<BlockedLogSum> prefixes(m_, BlockedLogSum(block));
   for (size_t i = 0; i < gaps_; ++i) {
     const double x = static_cast<double>(i);
     run_start_[i * m_] = kernel_.LogWeight(0, x);  // output 0 after i records
@@ -187,16 +272,15 @@ JointSampler::JointSampler(const double* cells, size_t count, int64_t steps,
       const size_t width = widths[s];
       if (i >= width + 1) {
         const size_t leaving = i - width - 1;
-        prefixes[s] =
-            LogAdd(prefixes[s], Forward(s - 1, leaving) +
-                                    slope * static_cast<double>(leaving));
+        prefixes[s].Add(Forward(s - 1, leaving) +
+                        slope * static_cast<double>(leaving));
       }
       if (width > 0 && i >= 1) {
         windows[s].Push(Forward(s - 1, i - 1) - slope * (x - 1));
         if (i >= width + 1) windows[s].Pop();
       }
       const double target = kernel_.targets[s];
-      double total = slope * (target - x) + prefixes[s];
+      double total = slope * (target - x) + prefixes[s].Sum();
       if (width > 0)
         total = LogAdd(total, slope * (x - target) + windows[s].Sum());
       run_start_[i * m_ + s] = total - zero_prefix_[s];
@@ -234,13 +318,29 @@ JointSampler::JointSampler(const double* cells, size_t count, int64_t steps,
 }
 
 std::vector<int64_t> JointSampler::Sample(RandomSource& rng) const {
+  BitReader bits(rng);
+  return Sample(bits);
+}
+
+double JointSampler::LargestTableMagnitude() const {
+  double largest = 0;
+  for (const std::vector<double>* table : {&forward_, &run_start_}) {
+    for (double v : *table) {
+      if (std::isfinite(v)) largest = std::max(largest, std::fabs(v));
+    }
+  }
+  return largest;
+}
+
+std::vector<int64_t> JointSampler::Sample(BitReader& bits, int headroom) const {
   const size_t count = gaps_ - 1;
+  LogWeightDraw draw;
   std::vector<double> weights(gaps_);
   for (size_t i = 0; i < gaps_; ++i) {
     weights[i] = Forward(m_ - 1, i) +
                  kernel_.LogWeight(m_, static_cast<double>(count - i));
   }
-  size_t gap = SampleLogWeights(weights, rng);
+  size_t gap = draw.Draw(weights, bits, headroom);
   std::vector<int64_t> points(m_);
   size_t e = m_ - 1;
   while (true) {
@@ -250,7 +350,7 @@ std::vector<int64_t> JointSampler::Sample(RandomSource& rng) const {
     for (size_t s = 0; s <= e; ++s) {
       starts[s] = RunStart(s, gap) + counts[e - s + 1];
     }
-    const size_t s = SampleLogWeights(starts, rng);
+    const size_t s = draw.Draw(starts, bits, headroom);
     // A uniform non-decreasing (e - s + 1)-tuple of the gap's points: a
     // uniform subset of size k of size + k - 1 slots ("stars and bars").
     const uint64_t k = e - s + 1;
@@ -258,7 +358,8 @@ std::vector<int64_t> JointSampler::Sample(RandomSource& rng) const {
         static_cast<uint64_t>(gaps_problem_.GapSize(gap)) + k - 1;
     std::set<uint64_t> chosen;
     for (uint64_t j = slots - k; j < slots; ++j) {  // Floyd's algorithm
-      const uint64_t t = UniformInteger(rng, j + 1);
+      const uint64_t t =
+          static_cast<uint64_t>(UniformBits(bits, Uint128{j} + 1));
       chosen.insert(chosen.count(t) ? j : t);
     }
     uint64_t r = 0;
@@ -274,7 +375,7 @@ std::vector<int64_t> JointSampler::Sample(RandomSource& rng) const {
       before[i] = Forward(s - 1, i) +
                   kernel_.LogWeight(s, static_cast<double>(gap - i));
     }
-    gap = SampleLogWeights(before, rng);
+    gap = draw.Draw(before, bits, headroom);
     e = s - 1;
   }
   return points;

@@ -17,8 +17,8 @@
 // (Replacing a record moves two d_j by 1 and no target: sensitivity 1, which
 // inverse_sensitivity.h uses.)
 //
-// Sampling is exact by dynamic programming over (quantile, gap) in log space:
-// the tuples with quantile j in gap i form blocks whose number of tuples is a
+// Sampling by dynamic programming over (quantile, gap) in log space: the
+// tuples with quantile j in gap i form blocks whose number of tuples is a
 // product of multiset counts C(size + k - 1, k) over the gaps holding k
 // outputs. Forward: F(e, i), the log mass of the first e + 1 outputs with the
 // last in gap i; a run of outputs s..e sharing gap i is summed explicitly
@@ -27,6 +27,21 @@
 // subtraction). Backward: draw the last gap, the start of its run, the gap
 // before, ..., then a uniform multiset of points inside each gap.
 // Memory: two m x (n + 1) tables of doubles.
+//
+// Floating point, and why the guarantee still holds. The tables are doubles,
+// so the sampler's step probabilities are not the mechanism's exactly. Each
+// backward step draws exactly from the weights the doubles give
+// (LogWeightDraw: integer arithmetic, no underflow), and every log-weight a
+// step draws from is within a certified E of its exact value
+// (JointRoundingBound), so the probability Q(x) of any output tuple is
+// within exp(+-2 T E) of the mechanism's P(x), T <= 2m + 1 steps. The kernel
+// is built for epsilon' = epsilon - JointRoundingReserve(epsilon); P is
+// epsilon'-DP and epsilon'-bounded-range, so Q's privacy loss and its range
+// stay below epsilon' + 8 T E, which CheckJointRounding keeps below epsilon:
+// the release is epsilon-DP and (epsilon^2 / 8)-zCDP, for every output, not
+// only up to rounding. Assumption: the C library's exp, log, log1p and exp2
+// are within 2 ulps (glibc documents 1-2; musl, which Emscripten compiles,
+// under 1; MathLibraryIsWithinTwoUlps tests it on each build).
 #ifndef DPQ_CORE_JOINT_EXP_H_
 #define DPQ_CORE_JOINT_EXP_H_
 
@@ -34,6 +49,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/bits.h"
+#include "core/exact_exponential.h"
 #include "core/random.h"
 #include "core/status.h"
 
@@ -96,6 +113,44 @@ JointKernel JointExpKernel(size_t count, const std::vector<double>& quantiles,
 // m^2 x (n + 1) exceeds kMaxJointWork.
 Status CheckJointSize(size_t count, size_t quantiles);
 
+// The part of a joint mechanism's epsilon kept back for rounding (see
+// above): epsilon / 256, and for epsilon below 2^-12 up to 2^-20 (at most
+// half of epsilon), where the log-counts' rounding no longer shrinks with
+// epsilon. Privacy-relevant.
+double JointRoundingReserve(double epsilon);
+
+// A certified bound, in natural-log units, on |computed - exact| for every
+// log-weight the sampler draws from, for `count` records, a grid of `steps`
+// steps and `kernel`. Derivation: every intermediate of the forward pass has
+// magnitude at most B = 2 (L + ln(n + 2) + s (4n + 3 S + 4)) + 64, with
+// L = (m + 1) ln(steps + m + 2) (log of the number of partial tuples),
+// s the slope and S = sum |targets| + m + 1; every rounding event (an
+// operation on doubles of that size, or one call of exp, log, log1p, exp2)
+// moves a value by at most rho = 2^-52 (B + 256), and log-sum-exp is
+// 1-Lipschitz in the largest input error, so errors add along the longest
+// chain of events: 2 K + 5m + 36 per quantile (the running prefix and window
+// sums are blocked, K = ceil(sqrt(n + 2)) terms to a block, so a term
+// reaches them through at most 2 K + 4 log-adds; the run counts' m terms; the
+// run sum) over m + 2 levels, plus m e^-60 per level for the terms the
+// forward pass skips.
+double JointRoundingBound(size_t count, int64_t steps,
+                          const JointKernel& kernel);
+// B above.
+double JointMagnitudeBound(size_t count, int64_t steps,
+                           const JointKernel& kernel);
+
+// TOO_LARGE unless 8 (2m + 1) JointRoundingBound(n + 1, ...) <=
+// JointRoundingReserve(epsilon), epsilon the mechanism's (the kernel is
+// built for epsilon - JointRoundingReserve(epsilon)). The bound grows like
+// epsilon m^2 n^1.5, so the limit hardly depends on epsilon: about
+// n <= 6.7 10^6 for one quantile, 1.06 10^6 for ten, 2.2 10^4 for 120 (the
+// table's own limit is m (n + 1) <= 2^24); below epsilon 10^-3 the log
+// counts' rounding lowers it for tens of quantiles. It depends on n: the
+// error is for the data owner. Evaluated at n + 1 so that it covers both
+// neighbours.
+Status CheckJointRounding(size_t count, int64_t steps,
+                          const JointKernel& kernel, double epsilon);
+
 class JointSampler {
  public:
   // `cells` sorted record cells of a grid with `steps` steps; the kernel has
@@ -107,6 +162,15 @@ class JointSampler {
   double LogNormaliser() const { return log_normaliser_; }
   // Draws one tuple of grid points, non-decreasing.
   std::vector<int64_t> Sample(RandomSource& rng) const;
+  // The same from a bit reader; tests enumerate its bit strings with a
+  // small `headroom` (exact_exponential.h; any value is exact).
+  std::vector<int64_t> Sample(
+      BitReader& bits, int headroom = DyadicTable::kDefaultHeadroom) const;
+  // F(e, i), for the tests of the rounding bound.
+  double LogMass(size_t e, size_t i) const { return Forward(e, i); }
+  // The largest magnitude of a finite entry of the tables, for the test of
+  // JointMagnitudeBound.
+  double LargestTableMagnitude() const;
   // Exact log P(tuple): utility minus the log normaliser; -inf for tuples
   // outside the output space. For the tests.
   double LogProbability(const std::vector<int64_t>& points) const;

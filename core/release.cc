@@ -189,14 +189,19 @@ Status RunJoint(Context& c, ReleaseReport* report, std::vector<double>* values,
   // (only JointExp and inverse sensitivity take prepared data).
   if (!c.prepared) PrepareOnGrid(c.data, c.count, sampling);
   // One exponential mechanism: epsilon, or sqrt(8 rho) by bounded range,
-  // at most kMaxJointEpsilon (joint_exp.h).
+  // at most kMaxJointEpsilon (joint_exp.h). Its kernel keeps back
+  // JointRoundingReserve of it for the certified rounding bound.
   report->mechanism_epsilon = std::min(
       ExponentialMechanismEpsilonPerPart(c.budget, 1), kMaxJointEpsilon);
+  const double kernel_epsilon = report->mechanism_epsilon -
+                                JointRoundingReserve(report->mechanism_epsilon);
   JointKernel kernel =
       inverse_sensitivity
-          ? InverseSensitivityKernel(c.count, c.quantiles,
-                                     report->mechanism_epsilon)
-          : JointExpKernel(c.count, c.quantiles, report->mechanism_epsilon);
+          ? InverseSensitivityKernel(c.count, c.quantiles, kernel_epsilon)
+          : JointExpKernel(c.count, c.quantiles, kernel_epsilon);
+  status = CheckJointRounding(c.count, sampling.steps(), kernel,
+                              report->mechanism_epsilon);
+  if (!status.ok()) return status;
   const JointSampler sampler(c.data, c.count, sampling.steps(),
                              std::move(kernel));
   PointsToValues(sampler.Sample(c.rng), grid, offset, values);

@@ -16,84 +16,14 @@
 
 #include "core/exponential_quantile.h"
 #include "core/random.h"
-
-// Under AddressSanitizer a round runs 200 to 600 times slower, so the
-// enumerations go 8 bits less deep (256 times fewer strings) and do not
-// insist that little mass is left unresolved: every outcome is still
-// bounded on both sides, and the sanitizers see every path. Natively and
-// in WebAssembly they run in full.
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define DPQ_TEST_SANITIZED 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define DPQ_TEST_SANITIZED 1
-#endif
-#ifdef DPQ_TEST_SANITIZED
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
+#include "tests/cpp/enumerate.h"
 
 namespace dpq {
 namespace {
 
-// Words from a fixed bit string, then zeros (never used: the reader's limit
-// stops a trial that reads past the string).
-class ScriptedSource final : public RandomSource {
- public:
-  explicit ScriptedSource(const std::vector<int>& bits) : bits_(bits) {}
-  uint64_t NextUint64() override {
-    uint64_t word = 0;
-    for (int i = 0; i < 64; ++i, ++position_) {
-      const int bit = position_ < bits_.size() ? bits_[position_] : 0;
-      word = (word << 1) | static_cast<uint64_t>(bit);
-    }
-    return word;
-  }
-
- private:
-  const std::vector<int>& bits_;
-  size_t position_ = 0;
-};
-
-struct Enumeration {
-  std::map<int64_t, double> mass;  // outcome -> probability of the leaves
-  double unresolved = 0;           // mass of prefixes cut at the depth limit
-  size_t leaves = 0;
-};
-
-// Every bit string `trial` can read, up to `depth` bits.
-Enumeration Enumerate(const std::function<int64_t(BitReader&)>& trial,
-                      size_t depth) {
-  if (kSanitized && depth > 16) depth -= 8;
-  Enumeration out;
-  std::vector<int> prefix;
-  std::function<void()> visit = [&] {
-    ScriptedSource source(prefix);
-    BitReader bits(source);
-    bits.set_limit(prefix.size());  // reading past the prefix stops the trial
-    const int64_t outcome = trial(bits);
-    const double weight = std::ldexp(1.0, -static_cast<int>(prefix.size()));
-    if (bits.consumed() <= prefix.size()) {
-      out.mass[outcome] += weight;
-      ++out.leaves;
-      return;
-    }
-    if (prefix.size() == depth) {
-      out.unresolved += weight;
-      return;
-    }
-    for (int bit : {0, 1}) {
-      prefix.push_back(bit);
-      visit();
-      prefix.pop_back();
-    }
-  };
-  visit();
-  return out;
-}
+using testing::Enumerate;
+using testing::Enumeration;
+using testing::kSanitized;
 
 TEST(ExactExponentialTest, Ln2DigitsAreCertified) {
   // floor(ln 2 2^256) from Python's decimal at 120 digits.
@@ -354,6 +284,62 @@ TEST(ExactExponentialTest, WeightedRoundsAreExactOnEveryBitString) {
     }
     CheckPairRoundIsExact({0, 3}, 5, 0.5, 0.7, 2, 64, 22, measure, 4, 0.3);
     CheckPairRoundIsExact({1, 3}, 5, 0.3, 1.0, 2, 1, 22, measure, 4, 0.3);
+  }
+}
+
+// The weight LogWeightDraw gives a log-weight: f 2^k from z = l log2(e).
+double ConvertedWeight(double log_weight, int shift) {
+  const double z = log_weight * 1.4426950408889634;
+  const double whole = std::floor(z);
+  return std::ldexp(std::exp2(z - whole), static_cast<int>(whole) + shift);
+}
+
+TEST(ExactExponentialTest, LogWeightDrawIsExactOnEveryBitString) {
+  // Weights as the doubles give them, -inf never drawn; a shift of every
+  // log-weight by -2000 (each weight below 2^-2885, zero as a double) leaves
+  // the draw's probabilities unchanged up to the conversion's rounding; and
+  // with headroom 2, entries far below the top take the one-proposal path.
+  struct Case {
+    std::vector<double> logs;
+    double shift;
+    int headroom;
+  };
+  const std::vector<double> base = {0.0, -0.3, -HUGE_VAL, -2.5, 0.7};
+  for (const Case& c : {Case{base, 0, 8}, Case{base, -2000, 8},
+                        Case{{0.0, -4.0, -HUGE_VAL, -5.0, 0.2}, 0, 2}}) {
+    std::vector<double> logs = c.logs;
+    for (double& l : logs) l += c.shift;
+    LogWeightDraw draw;
+    const Enumeration e = Enumerate(
+        [&](BitReader& bits) -> int64_t {
+          return static_cast<int64_t>(draw.Draw(logs, bits, c.headroom));
+        },
+        24);
+    // Rounds are rejected where the table's total just passes a power of
+    // two (its uniform draw is by rejection): some mass stays unresolved,
+    // and every outcome is still bracketed.
+    if (!kSanitized) EXPECT_LT(e.unresolved, 0.1);
+    // 2885 bits of scale brought back inside doubles' range.
+    const int back = c.shift == 0 ? 0 : 2885;
+    double total = 0;
+    for (double l : logs) {
+      if (l > -HUGE_VAL) total += ConvertedWeight(l, back);
+    }
+    EXPECT_EQ(e.mass.count(2), 0u);
+    for (size_t i = 0; i < logs.size(); ++i) {
+      if (i == 2) continue;
+      const double want = ConvertedWeight(logs[i], back) / total;
+      const double got = e.mass.count(static_cast<int64_t>(i))
+                             ? e.mass.at(static_cast<int64_t>(i))
+                             : 0;
+      EXPECT_LE(got, want * (1 + 1e-12)) << i << " shift " << c.shift;
+      EXPECT_GE(got + e.unresolved, want * (1 - 1e-12))
+          << i << " shift " << c.shift;
+      // The converted weight is exp(l) to within 2^-52 (|z| + 2) in log
+      // space.
+      const double exact = std::exp(c.logs[i]);
+      EXPECT_NEAR(ConvertedWeight(c.logs[i], 0), exact, exact * 1e-15);
+    }
   }
 }
 

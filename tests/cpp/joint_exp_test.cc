@@ -279,8 +279,10 @@ TEST(JointExpTest, LargeEpsilonReleasesTheTrueQuantiles) {
       const int64_t below =
           std::lower_bound(cells.begin(), cells.end(), double(points[j])) -
           cells.begin();
+      // Inverse sensitivity's targets sum to n - m: its best tuples leave m
+      // records to place, a tie among several.
       EXPECT_LE(std::llabs(below - static_cast<int64_t>(quantiles[j] * 1000)),
-                1)
+                inverse ? static_cast<int64_t>(quantiles.size()) : 1)
           << "q " << quantiles[j] << " IS " << inverse;
     }
   }
@@ -299,6 +301,186 @@ TEST(JointExpTest, HugeAtomsAndLargeEpsilonGiveNoNan) {
     const auto points = sampler.Sample(rng);
     EXPECT_TRUE(std::is_sorted(points.begin(), points.end()));
   }
+}
+
+// The forward pass again in long double, by its definition (O(m^2 n^2)):
+// G(e, i), the log mass of the first e + 1 outputs with the last in gap i.
+// Returns the log normaliser; `g` gets G.
+long double ReferenceForwardPass(const std::vector<double>& cells,
+                                 int64_t steps, const JointKernel& kernel,
+                                 std::vector<std::vector<long double>>* out) {
+  const size_t n = cells.size();
+  const size_t m = kernel.targets.size() - 1;
+  GapProblem gaps{cells.data(), n, 0, steps};
+  auto log_weight = [&](size_t j, size_t d) {
+    const long double gap = static_cast<long double>(d) -
+                            static_cast<long double>(kernel.targets[j]);
+    return -static_cast<long double>(kernel.slope) * std::fabs(gap);
+  };
+  auto log_add = [](long double a, long double b) {
+    if (a < b) std::swap(a, b);
+    if (b == -HUGE_VALL) return a;
+    return a + std::log1p(std::exp(b - a));
+  };
+  // log C(size + k - 1, k)
+  auto log_multisets = [](long double size, size_t k) {
+    long double total = 0;
+    for (size_t j = 1; j <= k; ++j) {
+      total += std::log((size + static_cast<long double>(j) - 1) /
+                        static_cast<long double>(j));
+    }
+    return total;
+  };
+  std::vector<std::vector<long double>> g(
+      m, std::vector<long double>(n + 1, -HUGE_VALL));
+  for (size_t e = 0; e < m; ++e) {
+    for (size_t i = 0; i <= n; ++i) {
+      const long double size = gaps.GapSize(i);
+      if (size <= 0) continue;
+      long double total = -HUGE_VALL;
+      for (size_t s = 0; s <= e; ++s) {
+        // Outputs s..e in gap i: nothing between them.
+        long double inside = log_multisets(size, e - s + 1);
+        for (size_t j = s + 1; j <= e; ++j) inside += log_weight(j, 0);
+        long double before = -HUGE_VALL;
+        if (s == 0) {
+          before = log_weight(0, i);
+        } else {
+          for (size_t k = 0; k < i; ++k) {
+            before = log_add(before, g[s - 1][k] + log_weight(s, i - k));
+          }
+        }
+        total = log_add(total, before + inside);
+      }
+      g[e][i] = total;
+    }
+  }
+  long double z = -HUGE_VALL;
+  for (size_t i = 0; i <= n; ++i) {
+    z = log_add(z, g[m - 1][i] + log_weight(m, n - i));
+  }
+  *out = std::move(g);
+  return z;
+}
+
+TEST(JointExpTest, RoundingStaysInsideItsCertifiedBound) {
+  // Random problems with atoms, against a long-double forward pass: the
+  // normaliser (every probability's denominator) is within the certified
+  // bound, and so is every table entry's magnitude.
+  SeededRandom rng(75);
+  for (int trial = 0; trial < 12; ++trial) {
+    const size_t n = 20 + UniformInteger(rng, 180);
+    const size_t m = 1 + UniformInteger(rng, 6);
+    const int64_t steps = int64_t{1} << (4 + UniformInteger(rng, 30));
+    const double epsilon =
+        std::ldexp(1.0, -6 + static_cast<int>(UniformInteger(rng, 16)));
+    std::vector<double> cells;
+    for (size_t i = 0; i < n; ++i) {
+      // Half the records on a few atoms.
+      const uint64_t atom = UniformInteger(rng, 4);
+      cells.push_back(static_cast<double>(
+          UniformInteger(rng, 2) == 0
+              ? atom * static_cast<uint64_t>(steps / 4)
+              : UniformInteger(rng, static_cast<uint64_t>(steps) + 1)));
+    }
+    std::sort(cells.begin(), cells.end());
+    std::vector<double> quantiles;
+    for (size_t j = 1; j <= m; ++j) {
+      quantiles.push_back(static_cast<double>(j) / (m + 1));
+    }
+    const JointKernel kernel = JointExpKernel(n, quantiles, epsilon);
+    const JointSampler sampler(cells.data(), n, steps, kernel);
+    const double bound = JointRoundingBound(n, steps, kernel);
+    std::vector<std::vector<long double>> g;
+    const long double reference =
+        ReferenceForwardPass(cells, steps, kernel, &g);
+    EXPECT_LE(std::fabs(static_cast<long double>(sampler.LogNormaliser()) -
+                        reference),
+              static_cast<long double>(bound))
+        << "n " << n << " m " << m << " eps " << epsilon;
+    // Every entry the backward steps draw from.
+    long double worst = 0;
+    for (size_t e = 0; e < m; ++e) {
+      for (size_t i = 0; i <= n; ++i) {
+        const double got = sampler.LogMass(e, i);
+        if (g[e][i] == -HUGE_VALL) {
+          EXPECT_EQ(got, -HUGE_VAL) << e << " " << i;
+          continue;
+        }
+        worst =
+            std::max(worst, std::fabs(static_cast<long double>(got) - g[e][i]));
+      }
+    }
+    EXPECT_LE(worst, static_cast<long double>(bound));
+    EXPECT_GT(worst, 0.0L);  // the doubles do round: the check is not empty
+    EXPECT_LE(sampler.LargestTableMagnitude(),
+              JointMagnitudeBound(n, steps, kernel));
+  }
+}
+
+TEST(JointExpTest, RoundingCheckRefusesWhatItCannotCertify) {
+  const std::vector<double> ten = {0.1, 0.2, 0.3, 0.4, 0.5,
+                                   0.6, 0.7, 0.8, 0.9, 0.95};
+  auto check = [&](size_t n, const std::vector<double>& q, double epsilon) {
+    return CheckJointRounding(
+        n, int64_t{1} << 20,
+        JointExpKernel(n, q, epsilon - JointRoundingReserve(epsilon)), epsilon);
+  };
+  EXPECT_TRUE(check(1000, ten, 1).ok());
+  EXPECT_TRUE(check(1000, ten, kMaxJointEpsilon).ok());
+  EXPECT_TRUE(check(1000, ten, 1e-4).ok());
+  EXPECT_TRUE(check(1000000, ten, 1).ok());
+  EXPECT_TRUE(check(6000000, {0.5}, 1).ok());
+  // Allowed by the table's size, but not certifiable within the reserve
+  // (about 1.06 10^6 values for ten quantiles).
+  EXPECT_TRUE(CheckJointSize(1500000, 10).ok());
+  EXPECT_EQ(check(1500000, ten, 1).code(), StatusCode::kTooLarge);
+  EXPECT_EQ(check(1000, ten, 1e-9).code(), StatusCode::kTooLarge);
+}
+
+TEST(JointExpTest, MathLibraryIsWithinTwoUlps) {
+  // The rounding bound assumes exp, log, log1p and exp2 within 2 ulps.
+  // References by series and Newton steps in long double (64 or 113 bits
+  // of mantissa), independent of the library's long-double functions.
+  const long double ln2 = 0.693147180559945309417232121458176568L;
+  auto exp_reference = [&](long double x) {
+    const long double k = std::nearbyint(x / ln2);
+    const long double r = x - k * ln2;
+    long double term = 1;
+    long double sum = 1;
+    for (int i = 1; i < 40; ++i) {
+      term *= r / i;
+      sum += term;
+    }
+    return std::ldexp(sum, static_cast<int>(k));
+  };
+  auto log_reference = [&](long double x) {
+    long double y = std::log(static_cast<double>(x));
+    for (int i = 0; i < 3; ++i) y += x * exp_reference(-y) - 1;
+    return y;
+  };
+  auto ulps = [](double got, long double want) {
+    if (want == 0) return got == 0 ? 0.0L : HUGE_VALL;
+    int e;
+    std::frexp(static_cast<double>(want), &e);
+    return std::fabs(static_cast<long double>(got) - want) /
+           std::ldexp(1.0L, e - 53);
+  };
+  SeededRandom rng(76);
+  long double worst[4] = {0, 0, 0, 0};
+  for (int i = 0; i < 20000; ++i) {
+    const double u = UniformDouble(rng);
+    const double x = -700 * u + 5;  // exp over what the DP uses
+    worst[0] = std::max(worst[0], ulps(std::exp(x), exp_reference(x)));
+    const double y =
+        std::ldexp(1 + u, static_cast<int>(UniformInteger(rng, 80)) - 10);
+    worst[1] = std::max(worst[1], ulps(std::log(y), log_reference(y)));
+    worst[2] = std::max(worst[2], ulps(std::log1p(u), log_reference(1.0L + u)));
+    worst[3] = std::max(worst[3], ulps(std::exp2(u), exp_reference(u * ln2)));
+  }
+  for (int f = 0; f < 4; ++f) EXPECT_LE(worst[f], 2.0L) << f;
+  // Not vacuous: the library rounds somewhere.
+  EXPECT_GT(worst[0], 0.01L);
 }
 
 TEST(JointExpTest, SizeLimitIsChecked) {

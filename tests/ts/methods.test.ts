@@ -69,7 +69,10 @@ describe('every method', () => {
     const quantiles = [0.1, 0.5, 0.9];
     for (const method of ['aq', 'jointexp', 'inverse-sensitivity', 'hs-jointexp', 'appindexp'] as const) {
       const out = dpq.quantiles(values, { lower: 0, upper: 100, quantiles, epsilon: 1e5, method, seed: 2 });
-      quantiles.forEach((q, i) => expect(rankError(sorted, q, out[i])).toBeLessThanOrEqual(1));
+      // Inverse sensitivity's targets leave m records to place: its best
+      // tuples tie, each quantile up to m ranks off.
+      const slack = method === 'inverse-sensitivity' ? quantiles.length : 1;
+      quantiles.forEach((q, i) => expect(rankError(sorted, q, out[i]), method).toBeLessThanOrEqual(slack));
     }
   });
 });

@@ -14,6 +14,32 @@ namespace dpq {
 
 __extension__ typedef unsigned __int128 Uint128;
 
+// a b, exactly. On 64-bit hosts the compiler's one wide multiply; in 32-bit
+// WebAssembly, where a 128-bit product is a call to a general 128 x 128
+// routine, four 32 x 32-bit products.
+inline Uint128 MultiplyWide(uint64_t a, uint64_t b) {
+#if UINTPTR_MAX > 0xFFFFFFFFu
+  return static_cast<Uint128>(a) * b;
+#else
+  const uint64_t a0 = a & 0xFFFFFFFFu, a1 = a >> 32;
+  const uint64_t b0 = b & 0xFFFFFFFFu, b1 = b >> 32;
+  const uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+  // Below 3 2^32: no carry is lost.
+  const uint64_t middle =
+      (p00 >> 32) + (p01 & 0xFFFFFFFFu) + (p10 & 0xFFFFFFFFu);
+  const uint64_t high = p11 + (p01 >> 32) + (p10 >> 32) + (middle >> 32);
+  const uint64_t low = (middle << 32) | (p00 & 0xFFFFFFFFu);
+  return (static_cast<Uint128>(high) << 64) | low;
+#endif
+}
+
+// 2^k for 0 <= k < 128, without a variable 128-bit shift (a call in
+// WebAssembly).
+inline Uint128 PowerOfTwo(int k) {
+  return k < 64 ? static_cast<Uint128>(uint64_t{1} << k)
+                : static_cast<Uint128>(uint64_t{1} << (k - 64)) << 64;
+}
+
 // Bits needed to hold x (0 for 0).
 inline int BitWidth(Uint128 x) {
   const uint64_t high = static_cast<uint64_t>(x >> 64);

@@ -236,7 +236,7 @@ void DyadicTable::Finish() {
   Uint128 total = 0;
   for (size_t i = 0; i < exponents_.size(); ++i) {
     const int64_t above = exponents_[i] - unit_;
-    total += above > 0 ? Uint128{1} << above : Uint128{1};
+    total += PowerOfTwo(above > 0 ? static_cast<int>(above) : 0);
     prefix_[i] = total;
   }
 }

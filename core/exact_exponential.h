@@ -68,7 +68,7 @@ class BaseTwoRate {
   Exponent ExponentFor(uint64_t distance) const {
     if ((multiplier_ >> 64) != 0) return WideExponentFor(distance);
     const Uint128 product =
-        static_cast<Uint128>(static_cast<uint64_t>(multiplier_)) * distance;
+        MultiplyWide(static_cast<uint64_t>(multiplier_), distance);
     Exponent e;
     if ((product >> kExponentFractionBits) >= kMaxWholeExponent) {
       e.whole = kMaxWholeExponent;

@@ -230,6 +230,16 @@ struct Pool {
   void Note(int64_t exponent) { top = std::max(top, exponent); }
 };
 
+}  // namespace
+
+struct DrawScratch {
+  Pool top;
+  // Every atom's sorted sub-points, end to end (Group::jitter indexes it).
+  std::vector<uint32_t> jitter_arena;
+};
+
+namespace {
+
 // The exact draw of exact_exponential.h for one problem: the outputs near
 // the target listed (built on construction; the split form draws its jitter
 // then), and one proposal-and-acceptance round at a time.
@@ -237,14 +247,22 @@ template <bool kSplit>
 class QuantileDraw {
  public:
   QuantileDraw(const QuantileProblem& problem, double epsilon,
-               uint64_t sub_points, int margin, int headroom, BitReader& setup)
+               uint64_t sub_points, int margin, int headroom, BitReader& setup,
+               DrawScratch* scratch)
       : p_(problem),
         rate_(epsilon / (2 * QuantileSensitivity(problem.quantile))),
         sub_points_(sub_points),
         margin_(margin),
         headroom_(headroom),
         bits_(&setup),
-        target_(problem.ScaledTarget()) {
+        target_(problem.ScaledTarget()),
+        jitter_arena_(scratch->jitter_arena),
+        top_(scratch->top) {
+    // The previous draw's buffers, emptied (their capacity kept).
+    top_.items.clear();
+    top_.groups.clear();
+    top_.top = std::numeric_limits<int64_t>::min();
+    jitter_arena_.clear();
     // The run holding the record of rank floor(q n) (clamped) holds the
     // target: above it distances grow with the rank, below it they grow as
     // the rank falls.
@@ -260,10 +278,12 @@ class QuantileDraw {
     run.below = begin;
     run.records = end - begin;
     run.mass = p_.measure.Weight(point);
+    // Room for every segment (two per record and an end gap), up to a few
+    // thousand, before the first: growing the list copies it.
+    top_.items.reserve(std::min<size_t>(2 * n + 8, 4096));
     Emit(&top_, run, false);
     SegmentWalker up(p_, true, end, point + 1);
     SegmentWalker down(p_, false, begin, point - 1);
-    top_.items.reserve(256);
     Walk(&top_, &up, false);
     Walk(&top_, &down, false);
     Finish(&top_, headroom_);
@@ -561,8 +581,8 @@ class QuantileDraw {
   BitReader* bits_;
   uint64_t target_;  // ScaledTarget()
   // Every atom's sorted sub-points, end to end (Group::jitter indexes it).
-  std::vector<uint32_t> jitter_arena_;
-  Pool top_;
+  std::vector<uint32_t>& jitter_arena_;
+  Pool& top_;
 };
 
 }  // namespace
@@ -658,6 +678,15 @@ ExponentialQuantileSampler::ExponentialQuantileSampler(double epsilon,
       sub_points_(std::min<uint64_t>(kSplitSubPoints,
                                      std::max<uint64_t>(1, sub_points))) {}
 
+ExponentialQuantileSampler::~ExponentialQuantileSampler() = default;
+
+ExponentialQuantileSampler::ExponentialQuantileSampler(
+    const ExponentialQuantileSampler& other)
+    : epsilon_(other.epsilon_),
+      sub_points_(other.sub_points_),
+      tail_margin_bits_(other.tail_margin_bits_),
+      headroom_(other.headroom_) {}
+
 int64_t ExponentialQuantileSampler::SamplePoint(const QuantileProblem& problem,
                                                 RandomSource& rng) const {
   return Sample<false>(problem, rng).point;
@@ -680,8 +709,9 @@ SplitPoint ExponentialQuantileSampler::Sample(const QuantileProblem& problem,
                                 static_cast<uint64_t>(UniformBits(bits, mass))),
         0};
   }
+  if (scratch_ == nullptr) scratch_ = std::make_unique<DrawScratch>();
   QuantileDraw<kSplit> draw(problem, epsilon_, sub_points_, tail_margin_bits_,
-                            headroom_, bits);
+                            headroom_, bits, scratch_.get());
   SplitPoint out;
   while (bits.healthy()) {
     if (draw.Round(bits, &out)) return out;
@@ -693,15 +723,16 @@ std::optional<SplitPoint> ExponentialQuantileSampler::RoundForTest(
     const QuantileProblem& problem, bool split, RandomSource& setup,
     BitReader& round) const {
   BitReader setup_bits(setup);
+  DrawScratch scratch;
   SplitPoint out;
   bool accepted;
   if (split) {
     QuantileDraw<true> draw(problem, epsilon_, sub_points_, tail_margin_bits_,
-                            headroom_, setup_bits);
+                            headroom_, setup_bits, &scratch);
     accepted = draw.Round(round, &out);
   } else {
     QuantileDraw<false> draw(problem, epsilon_, sub_points_, tail_margin_bits_,
-                             headroom_, setup_bits);
+                             headroom_, setup_bits, &scratch);
     accepted = draw.Round(round, &out);
   }
   if (!accepted) return std::nullopt;

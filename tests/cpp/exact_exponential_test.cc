@@ -44,6 +44,36 @@ TEST(ExactExponentialTest, Ln2DigitsAreCertified) {
   EXPECT_LE(expected[2] - two[0], 1u);
 }
 
+// The 32-bit path of MultiplyWide and PowerOfTwo is what WebAssembly runs
+// (this test runs there too); the reference is the compiler's 128-bit
+// arithmetic.
+TEST(ExactExponentialTest, WideHelpersAgreeWithPlainUint128) {
+  const uint64_t edges[] = {0,
+                            1,
+                            2,
+                            0xFFFFFFFFu,
+                            uint64_t{1} << 32,
+                            (uint64_t{1} << 32) + 1,
+                            uint64_t{1} << 63,
+                            ~uint64_t{0} - 1,
+                            ~uint64_t{0}};
+  std::vector<uint64_t> values(std::begin(edges), std::end(edges));
+  SeededRandom rng(5);
+  for (int i = 0; i < 2000; ++i) {
+    values.push_back(rng.NextUint64() >> (rng.NextUint64() % 64));
+  }
+  for (uint64_t a : values) {
+    for (size_t j = 0; j < values.size(); j += 7) {
+      const uint64_t b = values[j];
+      ASSERT_TRUE(MultiplyWide(a, b) == static_cast<Uint128>(a) * b)
+          << a << " * " << b;
+    }
+  }
+  for (int k = 0; k < 128; ++k) {
+    EXPECT_TRUE(PowerOfTwo(k) == Uint128{1} << k) << k;
+  }
+}
+
 TEST(ExactExponentialTest, TwoToMinusFractionIsExactOnEveryBitString) {
   const Uint128 one = Uint128{1} << kExponentFractionBits;
   for (Uint128 fraction :

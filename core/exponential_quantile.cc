@@ -606,13 +606,15 @@ PointMeasure PointMeasure::Shells(int64_t first, int64_t last,
   m.whole_ = BitWidth(points) - 1;
   m.top_ = std::min(m.whole_, kMostShellBits);
   m.shift_ = m.whole_ - m.top_;
-  // One third flat: U M = (c_first + c_last) E / 2. No overflow: E < 2^58
-  // and the end weights are at most 4, so the product is below 2^61; M is
-  // at least 1 and at most 2^52 + 1.
+  // A fifth flat: U M = (c_first + c_last) E / 4. No overflow: E <= 54
+  // 2^52 < 2^57.76 (at most K + 2 <= 54 shells of mass 2^K), the end
+  // weights are at most 16 each, so the product is below 2^62.76 and the
+  // total mass, 5/4 of it, below 2^63.1; M is at least 1 and at most
+  // 2^52 + 1.
   const uint64_t ends = m.first_weight_ + m.last_weight_;
   m.side_total_ = m.SideMass(static_cast<int64_t>(points));
   const uint64_t shells = ends * m.side_total_;
-  m.flat_ = std::max<uint64_t>(1, shells / (2 * points));
+  m.flat_ = std::max<uint64_t>(1, shells / (kShellsToFlat * points));
   return m;
 }
 

@@ -95,12 +95,19 @@ constexpr uint64_t kSplitSubPoints = uint64_t{1} << 32;
 double QuantileSensitivity(double q);
 
 // End weights of the endpoint-shell measure (PointMeasure::Shells): an end
-// that is a released value (AQ's cut) weighs 4, a public bound 1. Public
-// constants of the mechanism's definition; any values are private.
-constexpr uint32_t kReleasedEndWeight = 4;
+// that is a released value (AQ's cut) weighs 16, a public bound 1 (the
+// records lie next to the cuts; a bound may be far from every record, and
+// heavier shells there drew tail quantiles to it, but without any an atom
+// on the bound is lost: docs/algorithms/aq.md). The shells hold
+// kShellsToFlat times the flat part's mass, so the flat part is a fifth of
+// the total. Public constants of the mechanism's definition; any values are
+// private. At most 16 each: PointMeasure's masses then stay below 2^64.
+constexpr uint32_t kReleasedEndWeight = 16;
 constexpr uint32_t kBoundEndWeight = 1;
+constexpr uint64_t kShellsToFlat = 4;
 // Shells nearer an end than 2^-26 of the range share one weight, which keeps
-// every weight below 2^30 and every mass below 2^62. Not privacy-relevant.
+// every weight below 2^32 and every mass below 2^64 (end weights <= 16).
+// Not privacy-relevant.
 constexpr int kMostShellBits = 26;
 
 // The base measure of the mechanism: a positive integer weight per output
@@ -115,8 +122,9 @@ constexpr int kMostShellBits = 26;
 // every shell holds the same mass: a stretch beside an end gets the same
 // share at every scale. An output point's weight is
 //   w(p) = U + c_first e(p - first) + c_last e(last - p),  e(d) = 2^(K - k),
-// with U = floor((c_first + c_last) E / (2 M)), E the mass of one end's
-// shells, so the flat part holds a third of the total. Why: an exponential
+// with U = floor((c_first + c_last) E / (kShellsToFlat M)), E the mass of
+// one end's shells, so the flat part holds a fifth of the total (at most;
+// U >= 1). Why: an exponential
 // mechanism weighs a gap by its width, so with loose bounds a quantile of few
 // records (AQ's deepest nodes, a tail) lands anywhere in a wide empty stretch;
 // AQ's nodes end at released values, next to which their records lie, and a
@@ -138,7 +146,7 @@ class PointMeasure {
     return flat_ + first_weight_ * ShellWeight(point - first_) +
            last_weight_ * ShellWeight(last_ - point);
   }
-  // The sum of w over [from, to] (0 when to < from); below 2^62.
+  // The sum of w over [from, to] (0 when to < from); below 2^64.
   uint64_t Mass(int64_t from, int64_t to) const {
     return to < from ? 0 : Prefix(to + 1) - Prefix(from);
   }

@@ -43,7 +43,7 @@ std::vector<uint64_t> ShellWeights(int64_t points, uint64_t c_first,
   uint64_t side = 0;
   for (int64_t d = 0; d < points; ++d) side += e(d);
   const uint64_t flat = std::max<uint64_t>(
-      1, (c_first + c_last) * side / (2 * static_cast<uint64_t>(points)));
+      1, (c_first + c_last) * side / (4 * static_cast<uint64_t>(points)));
   std::vector<uint64_t> w;
   for (int64_t d = 0; d < points; ++d) {
     w.push_back(flat + c_first * e(d) + c_last * e(points - 1 - d));
@@ -90,9 +90,9 @@ TEST(PointMeasureTest, ShellsMatchTheirDefinition) {
   EXPECT_TRUE(PointMeasure::Shells(0, 9, 0, 0).uniform());
 }
 
-TEST(PointMeasureTest, EveryShellHoldsTheSameMassAndAThirdIsFlat) {
+TEST(PointMeasureTest, EveryShellHoldsTheSameMassAndAFifthIsFlat) {
   // M = 2^10 points, one end: shells 0..9 hold 2^10 each, shell 10 the one
-  // point left; the flat part is U M = E / 2, a third of the total.
+  // point left; the flat part is U M = E / 4, a fifth of the total.
   const PointMeasure m = PointMeasure::Shells(0, 1023, 1, 0);
   for (int k = 0; k < 10; ++k) {
     const int64_t from = (int64_t{1} << k) - 1;
@@ -103,22 +103,36 @@ TEST(PointMeasureTest, EveryShellHoldsTheSameMassAndAThirdIsFlat) {
               uint64_t{1} << 10)
         << k;
   }
+  // U = floor(E / (4 M)) exactly, here floor(11265 / 4096) = 2.
   const uint64_t flat = m.Weight(1023) - 1;
-  const uint64_t total = m.Mass(0, 1023);
-  EXPECT_NEAR(static_cast<double>(flat * 1024) / static_cast<double>(total),
-              1.0 / 3, 0.01);
+  const uint64_t shells = m.Mass(0, 1023) - flat * 1024;
+  EXPECT_EQ(flat, shells / (4 * 1024));
+  // With many points the floor hardly matters: a fifth is flat.
+  const int64_t last = (int64_t{1} << 20) - 1;
+  const PointMeasure big = PointMeasure::Shells(0, last, 4, 0);
+  const uint64_t big_flat = big.Weight(last) - 4;
+  EXPECT_NEAR(static_cast<double>(big_flat) * static_cast<double>(last + 1) /
+                  static_cast<double>(big.Mass(0, last)),
+              1.0 / 5, 0.01);
 }
 
-TEST(PointMeasureTest, LargeGridsStayExactAndBelowTwoToThe62) {
+TEST(PointMeasureTest, LargeGridsStayExactAndBelowTwoToThe64) {
   // 2^52 + 1 points (the finest grid): the innermost shells merge so every
-  // weight stays below 2^30; masses add up, PointAt inverts them.
+  // weight stays below 2^32; masses add up, PointAt inverts them. With end
+  // weights up to 16 the total mass is near 2^63: it must not wrap, so it
+  // lies between (c_first + c_last) E and 5/4 of that, with 26 shells of
+  // 2^52 <= E <= 54 of them (the innermost 27 shells merge into about two).
   const int64_t last = int64_t{1} << 52;
   for (const auto& [c_first, c_last] :
-       std::vector<std::pair<uint32_t, uint32_t>>{{4, 4}, {1, 4}}) {
+       std::vector<std::pair<uint32_t, uint32_t>>{
+           {4, 4}, {1, 4}, {16, 16}, {1, 16}, {16, 1}}) {
     const PointMeasure m = PointMeasure::Shells(0, last, c_first, c_last);
     const uint64_t total = m.Mass(0, last);
-    EXPECT_LT(total, uint64_t{1} << 62);
-    EXPECT_LT(m.Weight(0), uint64_t{1} << 30);
+    const uint64_t ends = c_first + c_last;
+    EXPECT_GE(total, ends * 26 * (uint64_t{1} << 52));
+    EXPECT_LE(total, ends * 54 / 4 * 5 * (uint64_t{1} << 52) + ends);
+    EXPECT_LT(m.Weight(0), uint64_t{1} << 32);
+    EXPECT_LT(m.Weight(last), uint64_t{1} << 32);
     SeededRandom rng(5);
     for (int i = 0; i < 2000; ++i) {
       const int64_t a = static_cast<int64_t>(rng.NextUint64() % (last + 1));

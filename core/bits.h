@@ -199,7 +199,7 @@ inline bool IsZero(const Fixed& x) {
 inline void MultiplySmall(Fixed* x, uint64_t m) {
   uint64_t carry = 0;
   for (uint64_t& limb : *x) {
-    const Uint128 product = static_cast<Uint128>(limb) * m + carry;
+    const Uint128 product = MultiplyWide(limb, m) + carry;
     limb = static_cast<uint64_t>(product);
     carry = static_cast<uint64_t>(product >> 64);
   }
@@ -207,6 +207,19 @@ inline void MultiplySmall(Fixed* x, uint64_t m) {
 
 // x = floor(x / d): at most one unit of the last place below x / d.
 inline void DivideSmall(Fixed* x, uint64_t d) {
+  if (d >> 32 == 0) {
+    // Two 64-bit steps per limb (the remainder stays below d < 2^32): no
+    // 128-bit division, a call in WebAssembly.
+    uint64_t r = 0;
+    for (size_t i = x->size(); i-- > 0;) {
+      const uint64_t high = (r << 32) | ((*x)[i] >> 32);
+      const uint64_t q_high = high / d;
+      const uint64_t low = ((high % d) << 32) | ((*x)[i] & 0xFFFFFFFFu);
+      (*x)[i] = (q_high << 32) | (low / d);
+      r = low % d;
+    }
+    return;
+  }
   Uint128 remainder = 0;
   for (size_t i = x->size(); i-- > 0;) {
     const Uint128 current = (remainder << 64) | (*x)[i];

@@ -53,14 +53,13 @@ void AddOne(Fixed* x) {
   }
 }
 
-// x / d rounded up.
-Fixed DivideCeil(const Fixed& x, uint64_t d) {
-  Fixed q = x;
-  DivideSmall(&q, d);
-  Fixed back = q;
-  MultiplySmall(&back, d);
-  if (back != x) AddOne(&q);
-  return q;
+// *q = x / d rounded up; `back` is scratch.
+void DivideCeil(const Fixed& x, uint64_t d, Fixed* q, Fixed* back) {
+  *q = x;
+  DivideSmall(q, d);
+  *back = *q;
+  MultiplySmall(back, d);
+  if (*back != x) AddOne(q);
 }
 
 // Bit i (0 = the 2^-1 digit) of a fraction held in `limbs` limbs.
@@ -100,11 +99,17 @@ struct Bracket {
 // with those of floor(low / k) and ceil(high / k); when U falls between
 // them the bracket is recomputed with twice the digits.
 bool BelowGammaOver(BitReader& bits, Bracket* gamma, uint64_t k) {
-  std::vector<uint8_t> drawn;
+  // Scratch kept between calls (this runs for every acceptance trial):
+  // assignments reuse its capacity instead of allocating.
+  static thread_local std::vector<uint8_t> drawn;
+  static thread_local Fixed a;
+  static thread_local Fixed b;
+  static thread_local Fixed back;
+  drawn.clear();
   while (bits.healthy()) {
-    Fixed a = gamma->low;
+    a = gamma->low;
     DivideSmall(&a, k);
-    Fixed b = DivideCeil(gamma->high, k);
+    DivideCeil(gamma->high, k, &b, &back);
     // b >= 1 (impossible, as gamma < ln 2 + 2^-100) would leave U below b.
     const bool b_at_least_one = b[gamma->limbs] != 0;
     const size_t digits = gamma->limbs * 64;

@@ -72,6 +72,36 @@ TEST(ExactExponentialTest, WideHelpersAgreeWithPlainUint128) {
   for (int k = 0; k < 128; ++k) {
     EXPECT_TRUE(PowerOfTwo(k) == Uint128{1} << k) << k;
   }
+  // DivideSmall's 64-bit path (divisors below 2^32) and its 128-bit one,
+  // against 128-bit division of a two-limb number; MultiplySmall back.
+  const uint64_t divisors[] = {1,
+                               2,
+                               3,
+                               7,
+                               1000003,
+                               0xFFFFFFFFu,
+                               uint64_t{1} << 32,
+                               (uint64_t{1} << 32) + 1,
+                               ~uint64_t{0}};
+  for (int i = 0; i < 3000; ++i) {
+    const uint64_t low = values[static_cast<size_t>(i) % values.size()];
+    const uint64_t high = rng.NextUint64() >> (rng.NextUint64() % 64);
+    const uint64_t d = i < 9 * 50
+                           ? divisors[i % 9]
+                           : (rng.NextUint64() >> (rng.NextUint64() % 64)) | 1;
+    const Uint128 x = (static_cast<Uint128>(high) << 64) | low;
+    Fixed f = {low, high};
+    DivideSmall(&f, d);
+    const Uint128 q = x / d;
+    ASSERT_EQ(f[0], static_cast<uint64_t>(q))
+        << low << " " << high << " / " << d;
+    ASSERT_EQ(f[1], static_cast<uint64_t>(q >> 64));
+    Fixed g = {static_cast<uint64_t>(q), static_cast<uint64_t>(q >> 64)};
+    MultiplySmall(&g, d);
+    const Uint128 back = q * d;
+    ASSERT_EQ(g[0], static_cast<uint64_t>(back));
+    ASSERT_EQ(g[1], static_cast<uint64_t>(back >> 64));
+  }
 }
 
 TEST(ExactExponentialTest, TwoToMinusFractionIsExactOnEveryBitString) {

@@ -27,8 +27,10 @@ constexpr size_t kHeapMargin = size_t{16} << 20;
 // failed allocation inside the C++ core would abort the module (no
 // exceptions), so calls that could need more than is left are refused up
 // front, with nothing changed. Fragmentation aside, this is exact: the
-// heap's maximum minus what malloc holds.
-dpq::Status RequireHeap(double bytes, const char* what) {
+// heap's maximum minus what malloc holds. `hint` says what else to do.
+dpq::Status RequireHeap(
+    double bytes, const char* what,
+    const char* hint = "dispose streams you no longer need") {
   const double max = static_cast<double>(emscripten_get_heap_max());
   const double used = static_cast<double>(mallinfo().uordblks);
   if (used + bytes + static_cast<double>(kHeapMargin) <= max) {
@@ -40,7 +42,7 @@ dpq::Status RequireHeap(double bytes, const char* what) {
           std::to_string(static_cast<long long>(bytes / 1048576) + 1) +
           " MiB, and the WebAssembly heap (2 GiB) has " +
           std::to_string(static_cast<long long>((max - used) / 1048576)) +
-          " MiB left: dispose streams you no longer need");
+          " MiB left: " + hint);
 }
 
 // JavaScript passes heap addresses as integers (from _malloc): the one place
@@ -322,7 +324,10 @@ WasmReleaseResult ReleaseFromCounts(uintptr_t counts_address,
     double with_records = 0;
     ReadRequest(spec, quantile_count, static_cast<double>(records),
                 &with_records);
-    return RequireHeap(with_records, "this release from counts");
+    return RequireHeap(with_records, "this release from counts",
+                       "this method holds one number per counted row "
+                       "(private: for the data owner only); 'aggtree' and "
+                       "'tree-cdf' take up to 2^53 - 1 without expanding");
   };
   return ReleaseResultInto(dpq::ReleaseFromCounts(counts, bucket_count, request,
                                                   out, SessionOf(spec), fits),

@@ -87,6 +87,8 @@ describe('releaseFromCounts', () => {
     // Within the core's limit but beyond the 2 GiB heap once expanded (about
     // 1.3e8 rows today): refused before allocating, not an abort.
     expect(code(() => dpq.releaseFromCounts([1e8, 1e8, 1e8], base))).toBe('TOO_LARGE');
+    // ...and its message points to the methods that take any count.
+    expect(() => dpq.releaseFromCounts([1e8, 1e8, 1e8], base)).toThrow(/'aggtree' and 'tree-cdf' take up to 2\^53 - 1/);
     // The raw path's buckets: with step, or not whole.
     expect(code(() => dpq.release([1, 2], { ...base, buckets: 10, step: 1 }))).toBe('INVALID_OPTION');
     expect(code(() => dpq.release([1, 2], { ...base, buckets: 2.5 }))).toBe('INVALID_OPTION');

@@ -160,12 +160,12 @@ void CheckAqPrivacy(const std::vector<double>& quantiles, int64_t steps,
 }
 
 TEST(AqTest, PrivacyRatioBoundedForThreeQuantiles) {
-  // Two levels reach 0.94 and 0.85 of the total epsilon: both levels' new
+  // Two levels reach 0.942 and 0.848 of the total epsilon: both levels' new
   // sensitivity is nearly attained at once (records beside the ends, where
   // the shell measure is heaviest, for the second). A constant twice too
   // large would leave about half of that.
   CheckAqPrivacy({0.25, 0.5, 0.75}, 9, {0, 2, 4, 6, 8}, 3, 0.9);
-  CheckAqPrivacy({0.1, 0.3, 0.9}, 9, {0, 1, 4, 8, 9}, 3, 0.8);
+  CheckAqPrivacy({0.1, 0.3, 0.9}, 9, {0, 1, 4, 8, 9}, 3, 0.84);
 }
 
 TEST(AqTest, PrivacyRatioBoundedForThreeLevels) {

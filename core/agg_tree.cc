@@ -38,20 +38,85 @@ Status ValidateAggTreeShape(const AggTreeShape& shape) {
   return Status::Ok();
 }
 
-std::vector<std::vector<int64_t>> AggTreeCounts(const double* values,
-                                                size_t count, double lower,
-                                                double upper,
-                                                const AggTreeShape& shape,
-                                                const double* weights) {
+StatusOr<AggTreeShape> AggTreeShapeForPoints(int64_t points, int64_t branching,
+                                             int64_t height, bool aggregate) {
+  if (points > kMaxTreeLeaves) {
+    return Status(StatusCode::kInvalidOption,
+                  "step gives " + std::to_string(points) +
+                      " grid points; aggtree with a step has one leaf per "
+                      "point and takes at most 2^21 (a coarser step, or no "
+                      "step)");
+  }
+  // The fewest levels b leaves per node need for `points` leaves.
+  auto levels_for = [points](int64_t b) {
+    int64_t h = 1;
+    for (int64_t leaves = b; leaves < points; leaves *= b) ++h;
+    return h;
+  };
+  // The smallest branching whose h-th power covers `points`.
+  auto branching_for = [points](int64_t h) {
+    int64_t b = std::max<int64_t>(
+        2, static_cast<int64_t>(
+               std::floor(std::pow(static_cast<double>(points), 1.0 / h))));
+    while (true) {
+      int64_t leaves = 1;
+      for (int64_t l = 0; l < h && leaves < points; ++l) leaves *= b;
+      if (leaves >= points) return b;
+      ++b;
+    }
+  };
+  AggTreeShape shape;
+  shape.aggregate = aggregate;
+  if (branching == 0 && height == 0) {
+    // More levels only where the fewest would overshoot the leaf limit.
+    height = levels_for(16);
+    branching = branching_for(height);
+    while (std::pow(static_cast<double>(branching), height) >
+           static_cast<double>(kMaxTreeLeaves)) {
+      branching = branching_for(++height);
+    }
+  } else if (height == 0) {
+    height = levels_for(branching);
+  } else if (branching == 0) {
+    branching = branching_for(height);
+  }
+  if (branching > 1024 || height > 24) {
+    return Status(StatusCode::kInvalidOption,
+                  "height " + std::to_string(height) + " needs branching " +
+                      std::to_string(branching) +
+                      " for the step grid's points; branching is at most 1024");
+  }
+  shape.branching = static_cast<int>(branching);
+  shape.height = static_cast<int>(height);
+  Status status = ValidateAggTreeShape(shape);
+  if (!status.ok()) return status;
+  if (Leaves(shape) < points) {
+    return Status(StatusCode::kInvalidOption,
+                  "branching^height (" + std::to_string(Leaves(shape)) +
+                      " leaves) is below the step grid's " +
+                      std::to_string(points) +
+                      " points (aggtree with a step has one leaf per point)");
+  }
+  return shape;
+}
+
+std::vector<std::vector<int64_t>> AggTreeCounts(
+    const double* values, size_t count, double lower, double upper,
+    const AggTreeShape& shape, const double* weights, const OutputGrid* grid) {
   const int64_t leaves = Leaves(shape);
   std::vector<std::vector<int64_t>> levels(shape.height);
   levels[0].assign(leaves, 0);
   for (size_t i = 0; i < count; ++i) {
-    const double fraction = (values[i] - lower) / (upper - lower);
-    const double leaf = std::floor(fraction * static_cast<double>(leaves));
-    const int64_t index =
-        leaf < 0 ? 0
-                 : std::min<int64_t>(leaves - 1, static_cast<int64_t>(leaf));
+    int64_t index;
+    if (grid != nullptr) {
+      index = std::min<int64_t>(leaves - 1, grid->PointOf(values[i]));
+    } else {
+      const double fraction = (values[i] - lower) / (upper - lower);
+      const double leaf = std::floor(fraction * static_cast<double>(leaves));
+      index = leaf < 0
+                  ? 0
+                  : std::min<int64_t>(leaves - 1, static_cast<int64_t>(leaf));
+    }
     levels[0][index] +=
         weights == nullptr ? 1 : static_cast<int64_t>(weights[i]);
   }
@@ -149,11 +214,27 @@ class LazyNoisyCounts {
 StatusOr<std::vector<double>> ReleaseAggTree(
     const double* values, size_t count, double lower, double upper,
     const std::vector<double>& quantiles, const AggTreeShape& shape,
-    const PrivacyBudget& budget, RandomSource& rng, const double* weights) {
+    const PrivacyBudget& budget, RandomSource& rng, const double* weights,
+    const OutputGrid* grid) {
   StatusOr<CountNoise> noise = AggTreeNoise(shape, budget);
   if (!noise.ok()) return noise.status();
   const std::vector<std::vector<int64_t>> exact =
-      AggTreeCounts(values, count, lower, upper, shape, weights);
+      AggTreeCounts(values, count, lower, upper, shape, weights, grid);
+  const size_t b = static_cast<size_t>(shape.branching);
+  // On a step grid, the first leaf past its last point; nodes from there on
+  // hold no record by construction (public): their counts are known to be
+  // 0, so aggregation takes 0 for them and the descent reads them as empty.
+  size_t past_grid = exact[0].size();
+  if (grid != nullptr) {
+    past_grid = std::min(past_grid, static_cast<size_t>(grid->steps()) + 1);
+  }
+  std::vector<size_t> leaves_below(exact.size(), 1);  // leaves per node
+  for (size_t level = 1; level < exact.size(); ++level) {
+    leaves_below[level] = leaves_below[level - 1] * b;
+  }
+  auto off_grid = [&](size_t level, size_t j) {
+    return j * leaves_below[level] >= past_grid;
+  };
   std::vector<std::vector<double>> aggregated;
   if (shape.aggregate) {
     aggregated.resize(exact.size());
@@ -161,17 +242,20 @@ StatusOr<std::vector<double>> ReleaseAggTree(
       std::vector<int64_t> noisy = exact[level];
       noise.value().AddTo(&noisy, rng);
       aggregated[level].assign(noisy.begin(), noisy.end());
+      for (size_t j = 0; j < noisy.size(); ++j) {
+        if (off_grid(level, j)) aggregated[level][j] = 0;
+      }
     }
     aggregated = HonakerAggregate(std::move(aggregated), shape.branching);
   }
   LazyNoisyCounts lazy(&exact, &noise.value(), &rng);
   auto count_at = [&](size_t level, size_t j) {
+    if (off_grid(level, j)) return 0.0;
     const double c = shape.aggregate ? aggregated[level][j] : lazy.At(level, j);
     return std::max(c, 0.0);  // the descent reads negatives as empty
   };
 
   const size_t top = static_cast<size_t>(shape.height - 1);
-  const size_t b = static_cast<size_t>(shape.branching);
   const double leaves = static_cast<double>(exact[0].size());
   std::vector<double> out;
   out.reserve(quantiles.size());
@@ -186,28 +270,46 @@ StatusOr<std::vector<double>> ReleaseAggTree(
         total += count_at(level, j);
       }
       if (!(total > 0)) {
-        // Nothing measured below: spread q evenly over the children.
-        const double position = local * static_cast<double>(children);
-        const size_t k = std::min(children - 1, static_cast<size_t>(position));
+        // Nothing measured below: spread q evenly over the children (those
+        // on the grid).
+        size_t on_grid = children;
+        while (on_grid > 1 && off_grid(level, first + on_grid - 1)) {
+          --on_grid;
+        }
+        const double position = local * static_cast<double>(on_grid);
+        const size_t k = std::min(on_grid - 1, static_cast<size_t>(position));
         chosen = first + k;
         local = position - static_cast<double>(k);
       } else {
         const double target = local * total;
         double before = 0;
-        chosen = first + children - 1;
+        chosen = first + children;  // unset
+        size_t last_positive = first;
         for (size_t j = first; j < first + children; ++j) {
           const double c = count_at(level, j);
+          if (c > 0) last_positive = j;
           if (c > 0 && before + c >= target) {
             chosen = j;
             break;
           }
           before += c;
         }
+        // Rounding kept the sum below the target: the last counted child.
+        if (chosen == first + children) {
+          chosen = last_positive;
+          before -= count_at(level, chosen);
+        }
         const double c = count_at(level, chosen);
         local = c > 0 ? (target - before) / c : 0;
       }
       local = std::min(std::max(local, 0.0), 1.0);
       first = chosen * b;
+    }
+    if (grid != nullptr) {
+      // The leaf's own point: no interpolation inside it.
+      out.push_back(grid->ValueAt(std::min(
+          static_cast<int64_t>(chosen), static_cast<int64_t>(past_grid) - 1)));
+      continue;
     }
     const double fraction = (static_cast<double>(chosen) + local) / leaves;
     out.push_back(

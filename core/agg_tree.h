@@ -22,6 +22,14 @@
 //    counts (negatives read as 0), and rescaled inside the child it falls in
 //    (q' = (q total - counts before) / the child's count), as dp_multiq's
 //    tree does; inside the leaf, linear interpolation.
+//
+// On a public step grid (the `step` option) the leaves are the grid's points
+// instead: a record counts in the leaf of its nearest point (as every grid
+// mechanism maps it), the tree has at least steps + 1 leaves, and the
+// release is the point of the leaf the descent ends in, with no
+// interpolation, so an atom at a point is released as itself. Leaves past
+// the last point hold no record by construction (public), and the descent
+// reads them as empty. The mapping is public, so the guarantee is the same.
 #ifndef DPQ_CORE_AGG_TREE_H_
 #define DPQ_CORE_AGG_TREE_H_
 
@@ -30,6 +38,7 @@
 #include <vector>
 
 #include "core/discrete_noise.h"
+#include "core/prepare.h"
 #include "core/privacy.h"
 #include "core/random.h"
 #include "core/status.h"
@@ -52,13 +61,26 @@ constexpr int64_t kMaxTreeLeaves = int64_t{1} << 21;
 // branching in [2, 1024], height in [1, 24], at most kMaxTreeLeaves leaves.
 Status ValidateAggTreeShape(const AggTreeShape& shape);
 
+// The shape of a tree over a step grid's `points` (steps + 1) leaves, from
+// the options given (0: not given). Neither: the fewest levels with
+// branching up to 16, then the smallest branching that covers the points
+// (101 points: 11^2 leaves), since the noise scale grows with the levels and
+// wasted leaves only add noise. Only branching: the fewest levels it needs.
+// Only height: the smallest branching. Both: as given. INVALID_OPTION when
+// the points need more than kMaxTreeLeaves leaves or the given shape has
+// fewer leaves than points. Public: depends on the options and grid only.
+StatusOr<AggTreeShape> AggTreeShapeForPoints(int64_t points, int64_t branching,
+                                             int64_t height, bool aggregate);
+
 // Exact node counts, level 0 (leaves) to level h - 1 (the root's children),
-// leaf index floor((x - lower) / (upper - lower) * leaves) clamped. With
-// `weights`, value i stands for weights[i] records (whole, their sum at most
-// 2^53 - 1: the counts path's bucket edges); else for one.
+// leaf index floor((x - lower) / (upper - lower) * leaves) clamped, or with
+// a step `grid` the nearest point grid->PointOf(x). With `weights`, value i
+// stands for weights[i] records (whole, their sum at most 2^53 - 1: the
+// counts path's bucket edges); else for one.
 std::vector<std::vector<int64_t>> AggTreeCounts(
     const double* values, size_t count, double lower, double upper,
-    const AggTreeShape& shape, const double* weights = nullptr);
+    const AggTreeShape& shape, const double* weights = nullptr,
+    const OutputGrid* grid = nullptr);
 
 // The noise every node gets for `budget` (kPure or kZcdp).
 StatusOr<CountNoise> AggTreeNoise(const AggTreeShape& shape,
@@ -74,11 +96,13 @@ std::vector<std::vector<double>> HonakerAggregate(
 // One value per quantile (any quantiles in (0, 1), ascending), non-decreasing.
 // `weights` as for AggTreeCounts: the tree reads nothing but node counts,
 // so weighted edges release exactly what their expanded records would.
+// With a step `grid` (at most as many points as leaves: the caller's
+// check), values are its points.
 StatusOr<std::vector<double>> ReleaseAggTree(
     const double* values, size_t count, double lower, double upper,
     const std::vector<double>& quantiles, const AggTreeShape& shape,
     const PrivacyBudget& budget, RandomSource& rng,
-    const double* weights = nullptr);
+    const double* weights = nullptr, const OutputGrid* grid = nullptr);
 
 }  // namespace dpq
 

@@ -306,7 +306,6 @@ Status MoveInto(StatusOr<std::vector<double>> released,
 
 Status RunAggTree(Context& c, ReleaseReport* report,
                   std::vector<double>* values) {
-  (void)report;
   AggTreeShape shape;
   StatusOr<int64_t> branching =
       WholeOption(c.options, "branching", shape.branching, 2, 1024);
@@ -325,6 +324,22 @@ Status RunAggTree(Context& c, ReleaseReport* report,
                     "aggregation must be 'honaker' or 'none', got '" +
                         *aggregation + "'");
     }
+  }
+  if (c.options.Number("step").has_value()) {
+    // One leaf per point of the step grid; the shape from what was given.
+    StatusOr<OutputGrid> grid = ReleaseGrid(c);
+    if (!grid.ok()) return grid.status();
+    StatusOr<AggTreeShape> fitted = AggTreeShapeForPoints(
+        grid.value().steps() + 1,
+        c.options.Number("branching").has_value() ? branching.value() : 0,
+        c.options.Number("height").has_value() ? height.value() : 0,
+        shape.aggregate);
+    if (!fitted.ok()) return fitted.status();
+    report->resolution = grid.value().resolution();
+    return MoveInto(ReleaseAggTree(c.data, c.count, c.request.lower,
+                                   c.request.upper, c.quantiles, fitted.value(),
+                                   c.budget, c.rng, c.weights, &grid.value()),
+                    values);
   }
   Status status = ValidateAggTreeShape(shape);
   if (!status.ok()) return status;
@@ -381,7 +396,10 @@ const std::vector<MethodSpec>& Methods() {
        Neighbouring::kAddRemove,
        true},
       {"aggtree",
-       {{"branching", false}, {"height", false}, {"aggregation", true}},
+       {{"branching", false},
+        {"height", false},
+        {"aggregation", true},
+        {"step", false}},
        RunAggTree,
        Neighbouring::kAddRemove,
        false,
@@ -440,7 +458,8 @@ StatusOr<const MethodSpec*> FindMethod(const std::string& name) {
   }
   return Status(StatusCode::kUnknownMethod,
                 "unknown method '" + name +
-                    "'; available: " + JoinNames(ReleaseMethods()));
+                    "'; available: 'auto' (the default), " +
+                    JoinNames(ReleaseMethods()));
 }
 
 }  // namespace
@@ -451,7 +470,53 @@ std::vector<std::string> ReleaseMethods() {
   return names;
 }
 
+StatusOr<std::string> ResolveMethod(const ReleaseRequest& request) {
+  if (request.method != "auto") return request.method;
+  const Options options(request);
+  for (const auto& option : request.options) {
+    if (option.first != "step") {
+      return Status(StatusCode::kInvalidOption,
+                    "option '" + option.first +
+                        "' needs a method: the default ('auto', which picks "
+                        "'aq' or 'aggtree') takes only 'step'");
+    }
+  }
+  if (!request.text_options.empty()) {
+    return Status(StatusCode::kInvalidOption,
+                  "option '" + request.text_options[0].first +
+                      "' needs a method: the default ('auto', which picks "
+                      "'aq' or 'aggtree') takes only 'step'");
+  }
+  const std::optional<double> step = options.Number("step");
+  if (!step.has_value() || request.buckets.has_value())
+    return std::string("aq");
+  if (!ValidateBounds(request.lower, request.upper).ok())
+    return std::string("aq");
+  StatusOr<OutputGrid> grid =
+      OutputGrid::WithStep(request.lower, request.upper, *step);
+  // A bad step is reported by the method that reads it.
+  if (!grid.ok() || grid.value().steps() + 1 > kMaxTreeLeaves)
+    return std::string("aq");
+  const auto points = static_cast<double>(grid.value().steps() + 1);
+  std::vector<double> distinct = request.quantiles;
+  std::sort(distinct.begin(), distinct.end());
+  const auto m = static_cast<double>(
+      std::unique(distinct.begin(), distinct.end()) - distinct.begin());
+  const bool tree = request.rho.has_value() ? points <= 128 && m >= 40
+                                            : m >= std::max(8.0, points / 24);
+  return std::string(tree ? "aggtree" : "aq");
+}
+
 namespace {
+
+// A request with "auto" replaced by the method it stands for.
+StatusOr<ReleaseRequest> Resolved(const ReleaseRequest& request) {
+  StatusOr<std::string> method = ResolveMethod(request);
+  if (!method.ok()) return method.status();
+  ReleaseRequest resolved = request;
+  resolved.method = method.value();
+  return resolved;
+}
 
 // ReleaseQuantiles; with `prepared`, `data` holds the records' sorted points
 // on the request's bucket grid (ReleaseFromCounts, for methods that take
@@ -661,6 +726,11 @@ StatusOr<ReleaseReport> Release(double* data, size_t count,
 StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
                                          const ReleaseRequest& request,
                                          double* out, PrivacySession* session) {
+  if (request.method == "auto") {
+    StatusOr<ReleaseRequest> resolved = Resolved(request);
+    if (!resolved.ok()) return resolved.status();
+    return Release(data, count, resolved.value(), out, session, false);
+  }
   return Release(data, count, request, out, session, false);
 }
 
@@ -669,6 +739,12 @@ StatusOr<ReleaseReport> ReleaseFromCounts(const double* counts,
                                           const ReleaseRequest& request,
                                           double* out, PrivacySession* session,
                                           const RecordsCheck& fits) {
+  if (request.method == "auto") {
+    StatusOr<ReleaseRequest> resolved = Resolved(request);
+    if (!resolved.ok()) return resolved.status();
+    return ReleaseFromCounts(counts, bucket_count, resolved.value(), out,
+                             session, fits);
+  }
   if (request.users != nullptr || request.max_contributions.has_value()) {
     return Status(StatusCode::kInvalidOption,
                   "counts do not say whose rows they are: per-person "

@@ -245,14 +245,19 @@ dpq::ReleaseRequest ReadRequest(const val& spec, uint32_t quantile_count,
   request.rho = OptionalNumber(spec, "rho");
   request.seed = OptionalSeed(spec);
   request.buckets = OptionalNumber(spec, "buckets");
+  ReadOptions(spec["options"], &request.options, &request.text_options);
   const std::string& method = request.method;
   const double m = quantile_count;
   // The inputs' copies, and the radix sort's two key arrays (prepare.h).
   *need = 32.0 * m + 16.0 * n;
+  bool step = false;
+  for (const auto& option : request.options) step |= option.first == "step";
   if (method == "jointexp" || method == "inverse-sensitivity" ||
       method == "hs-jointexp") {
     *need += 16.0 * m * (n + 1);
-  } else if (method == "aggtree" || method == "tree-cdf") {
+  } else if (method == "aggtree" || method == "tree-cdf" ||
+             (method == "auto" && step)) {
+    // "auto" picks a tree only on a step grid (dpq::ResolveMethod).
     *need += 128.0 * 1048576;
   }
   request.confidence = OptionalNumber(spec, "confidence");
@@ -263,7 +268,6 @@ dpq::ReleaseRequest ReadRequest(const val& spec, uint32_t quantile_count,
     // Two copies of the records and the phantoms (intervals.h).
     *need += 16.0 * n + 16.0 * static_cast<double>(dpq::kMaxIntervalPhantoms);
   }
-  ReadOptions(spec["options"], &request.options, &request.text_options);
   return request;
 }
 

@@ -362,8 +362,15 @@ TEST(ReleaseMethodsTest, EveryNewOptionsBadValuesAreErrors) {
       {"aq", {{"step", INFINITY}}, {}},
       {"appindexp", {{"step", 1e-300}}, {}},
       {"jointexp", {{"step", -2}}, {}},
-      {"aggtree", {{"step", 1}}, {}},
+      // A step grid with more points than a tree may have leaves, or a
+      // given shape with fewer leaves than points.
+      {"aggtree", {{"step", 1e-5}}, {}},
+      {"aggtree", {{"step", 1}, {"branching", 2}, {"height", 2}}, {}},
+      {"aggtree", {{"step", 0.01}, {"height", 1}}, {}},
       {"tree-cdf", {{"step", 1}}, {}},
+      // The default takes no option but the step.
+      {"auto", {{"branching", 4}}, {}},
+      {"auto", {}, {{"aggregation", "none"}}},
   };
   for (const Case& c : cases) {
     ReleaseRequest request = BasicRequest();
@@ -407,8 +414,8 @@ std::vector<double> HalfOnForty(uint64_t seed) {
 TEST(StepTest, IntegerDataWithStepOneReleasesIntegersAndTheAtomItself) {
   // Half the records on 40, the rest integers spread over [0, 100]: with
   // step 1 every release is an integer and the median is exactly 40.
-  for (const char* method :
-       {"aq", "appindexp", "jointexp", "inverse-sensitivity", "hs-jointexp"}) {
+  for (const char* method : {"aq", "appindexp", "jointexp",
+                             "inverse-sensitivity", "hs-jointexp", "aggtree"}) {
     int exact_medians = 0;
     for (uint64_t trial = 0; trial < 100; ++trial) {
       const std::vector<double> data = HalfOnForty(1000 + trial);
@@ -425,7 +432,9 @@ TEST(StepTest, IntegerDataWithStepOneReleasesIntegersAndTheAtomItself) {
     }
     // The single-quantile mechanisms release the atom itself; JointExp and
     // its kin score gaps only and reach it less often.
-    if (std::string(method) == "aq" || std::string(method) == "appindexp") {
+    // AggTree on the step grid counts the atom's point itself.
+    if (std::string(method) == "aq" || std::string(method) == "appindexp" ||
+        std::string(method) == "aggtree") {
       EXPECT_GE(exact_medians, 95) << method;
     }
   }
@@ -441,6 +450,48 @@ TEST(StepTest, IntegerDataWithStepOneReleasesIntegersAndTheAtomItself) {
     exact += out[0] == 40;
   }
   EXPECT_GE(exact, 95);
+}
+
+TEST(StepTest, TheDefaultPicksATreeOnlyForCoarseGridsAndManyQuantiles) {
+  ReleaseRequest request = BasicRequest();  // epsilon 1 on [0, 100]
+  auto pick = [&](std::optional<double> step, size_t m) {
+    request.options.clear();
+    if (step.has_value()) request.options = {{"step", *step}};
+    request.quantiles.clear();
+    for (size_t i = 1; i <= m; ++i) {
+      request.quantiles.push_back(static_cast<double>(i) / (m + 1));
+    }
+    return ResolveMethod(request).value();
+  };
+  EXPECT_EQ(pick(std::nullopt, 120), "aq");  // no step: no tree
+  EXPECT_EQ(pick(1, 7), "aq");               // 101 points: m >= 8
+  EXPECT_EQ(pick(1, 8), "aggtree");
+  EXPECT_EQ(pick(0.2, 20), "aq");  // 501 points: m >= 20.9
+  EXPECT_EQ(pick(0.2, 21), "aggtree");
+  EXPECT_EQ(pick(1e-4, 120), "aq");  // 10^6 + 1 points: m >= 41,667
+  // Repeated quantiles count once.
+  request.quantiles = std::vector<double>(20, 0.5);
+  EXPECT_EQ(ResolveMethod(request).value(), "aq");
+  // zCDP: points <= 128 and m >= 40.
+  request.epsilon.reset();
+  request.rho = 0.5;
+  EXPECT_EQ(pick(1, 39), "aq");
+  EXPECT_EQ(pick(1, 40), "aggtree");
+  EXPECT_EQ(pick(100.0 / 127, 120), "aggtree");  // 128 points
+  EXPECT_EQ(pick(100.0 / 128, 120), "aq");       // 129 points
+  // A named method is kept; the report names the one that ran.
+  request.method = "jointexp";
+  EXPECT_EQ(ResolveMethod(request).value(), "jointexp");
+  request = BasicRequest();
+  request.options = {{"step", 1}};
+  request.quantiles.clear();
+  for (int i = 1; i <= 30; ++i) request.quantiles.push_back(i / 31.0);
+  std::vector<double> out;
+  StatusOr<ReleaseReport> report = Release(HalfOnForty(5), request, &out);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_EQ(report.value().method, "aggtree");
+  EXPECT_EQ(report.value().resolution, 1);
+  for (double v : out) EXPECT_EQ(v, std::round(v));
 }
 
 TEST(StepTest, AStepThatDoesNotDivideTheRangeEndsAtUpper) {

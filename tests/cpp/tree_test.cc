@@ -88,6 +88,98 @@ TEST(AggTreeTest, PrivacyLossOfNeighboursIsAtMostEpsilon) {
   }
 }
 
+TEST(AggTreeTest, OnAStepGridEachPointIsALeafAndNeighboursCostEpsilon) {
+  // [0, 10] with step 1: 11 points, one leaf each, in a 4^2 tree whose last
+  // five leaves are past the grid.
+  const OutputGrid grid = OutputGrid::WithStep(0, 10, 1).value();
+  const AggTreeShape shape{4, 2};
+  const std::vector<double> base = {0, 0.4, 3, 3.6, 9.5, 10};
+  const auto counts =
+      AggTreeCounts(base.data(), base.size(), 0, 10, shape, nullptr, &grid);
+  // Nearest points: 0, 0, 3, 4, 9 (a tie goes down), 10.
+  const std::vector<int64_t> leaves = {2, 0, 0, 1, 1, 0, 0, 0,
+                                       0, 1, 1, 0, 0, 0, 0, 0};
+  EXPECT_EQ(counts[0], leaves);
+  EXPECT_EQ(counts[1], (std::vector<int64_t>{3, 1, 2, 0}));
+  // Adding a record anywhere changes one node per level: loss epsilon.
+  for (const PrivacyBudget& budget :
+       {PrivacyBudget::Pure(0.5), PrivacyBudget::Pure(2.0)}) {
+    const CountNoise noise = AggTreeNoise(shape, budget).value();
+    for (double added : {0.0, 4.5, 7.2, 10.0}) {
+      std::vector<double> neighbour = base;
+      neighbour.push_back(added);
+      const auto other = AggTreeCounts(neighbour.data(), neighbour.size(), 0,
+                                       10, shape, nullptr, &grid);
+      int changed = 0;
+      const double loss = NeighbourLoss(
+          counts, other, [&](size_t) { return noise; }, &changed);
+      EXPECT_EQ(changed, shape.height);
+      EXPECT_LE(loss, budget.epsilon + 1e-9);
+      EXPECT_GT(loss, 0.9 * budget.epsilon);
+    }
+  }
+}
+
+TEST(AggTreeTest, OnAStepGridReleasesOnlyGridPointsAndAtomsExactly) {
+  const OutputGrid grid = OutputGrid::WithStep(0, 10, 1).value();
+  // Every record at the top point, and heavy noise: releases stay on the
+  // grid's 11 points, never on the five leaves past it.
+  const std::vector<double> top(50, 10.0);
+  const std::vector<double> quantiles = {0.1, 0.5, 0.9, 0.99};
+  for (bool aggregate : {true, false}) {
+    for (uint64_t seed = 0; seed < 300; ++seed) {
+      SeededRandom rng(seed);
+      const auto released =
+          ReleaseAggTree(top.data(), top.size(), 0, 10, quantiles,
+                         AggTreeShape{4, 2, aggregate},
+                         PrivacyBudget::Pure(0.05), rng, nullptr, &grid);
+      ASSERT_TRUE(released.ok());
+      for (double v : released.value()) {
+        ASSERT_EQ(v, std::round(v));
+        ASSERT_GE(v, 0);
+        ASSERT_LE(v, 10);
+      }
+    }
+  }
+  // 60% of the records on 4, the rest spread: quantiles 0.3 to 0.7 fall in
+  // the atom and come out as exactly 4 at epsilon 1.
+  std::vector<double> atom;
+  for (int i = 0; i < 1000; ++i) atom.push_back(i % 5 < 3 ? 4 : i % 11);
+  int exact = 0;
+  for (uint64_t seed = 0; seed < 100; ++seed) {
+    SeededRandom rng(seed);
+    const auto released =
+        ReleaseAggTree(atom.data(), atom.size(), 0, 10, {0.3, 0.5, 0.7},
+                       AggTreeShapeForPoints(11, 0, 0, true).value(),
+                       PrivacyBudget::Pure(1), rng, nullptr, &grid);
+    ASSERT_TRUE(released.ok());
+    for (double v : released.value()) exact += v == 4;
+  }
+  EXPECT_GE(exact, 295);
+}
+
+TEST(AggTreeTest, AStepGridsShapeCoversItsPointsWithFewLevels) {
+  auto shape = [](int64_t points, int64_t b, int64_t h) {
+    const StatusOr<AggTreeShape> s = AggTreeShapeForPoints(points, b, h, true);
+    return s.ok() ? std::make_pair(s.value().branching, s.value().height)
+                  : std::make_pair(0, 0);
+  };
+  EXPECT_EQ(shape(11, 0, 0), std::make_pair(11, 1));
+  EXPECT_EQ(shape(101, 0, 0), std::make_pair(11, 2));
+  EXPECT_EQ(shape(601, 0, 0), std::make_pair(9, 3));
+  EXPECT_EQ(shape(100001, 0, 0), std::make_pair(11, 5));
+  EXPECT_EQ(shape(int64_t{1} << 21, 0, 0), std::make_pair(8, 7));
+  EXPECT_EQ(shape(101, 2, 0), std::make_pair(2, 7));
+  EXPECT_EQ(shape(101, 0, 1), std::make_pair(101, 1));
+  EXPECT_EQ(shape(101, 4, 4), std::make_pair(4, 4));
+  // Too few leaves, too many points, too wide a node.
+  EXPECT_EQ(shape(101, 3, 4), std::make_pair(0, 0));
+  EXPECT_EQ(shape((int64_t{1} << 21) + 1, 0, 0), std::make_pair(0, 0));
+  EXPECT_EQ(shape(2000, 0, 1), std::make_pair(0, 0));
+  EXPECT_EQ(AggTreeShapeForPoints(2000, 0, 1, true).status().code(),
+            StatusCode::kInvalidOption);
+}
+
 TEST(AggTreeTest, LargeEpsilonIsAccurateAndOrdered) {
   const std::vector<double> values = UniformValues(20000, 2);
   std::vector<double> sorted = values;

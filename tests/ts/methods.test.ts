@@ -125,7 +125,7 @@ describe('method options', () => {
       if (median === 40) exact++;
     }
     expect(exact).toBeGreaterThanOrEqual(95);
-    for (const method of ['aq', 'appindexp', 'jointexp', 'inverse-sensitivity', 'hs-jointexp'] as const) {
+    for (const method of ['aq', 'appindexp', 'jointexp', 'inverse-sensitivity', 'hs-jointexp', 'aggtree'] as const) {
       const out = dpq.quantiles(values, { ...base, method, step: 1 });
       for (const v of out) expect(Number.isInteger(v)).toBe(true);
     }
@@ -135,9 +135,36 @@ describe('method options', () => {
       expect(code(() => dpq.quantiles(values, { ...base, step }))).toBe('INVALID_OPTION');
     }
     expect(code(() => dpq.sanitize(values, { lower: 0, upper: 1, epsilon: 1, step: -1 }))).toBe('INVALID_OPTION');
-    // The trees keep their own grids.
-    // @ts-expect-error: aggtree takes no step
-    expect(code(() => dpq.quantiles(values, { ...base, method: 'aggtree', step: 1 }))).toBe('INVALID_OPTION');
+    // The tree CDF keeps its own grid; AggTree's leaves are the step grid's
+    // points, at most 2^21 of them, at least as many as the given shape has.
+    // @ts-expect-error: tree-cdf takes no step
+    expect(code(() => dpq.quantiles(values, { ...base, method: 'tree-cdf', step: 1 }))).toBe('INVALID_OPTION');
+    expect(code(() => dpq.quantiles(values, { ...base, method: 'aggtree', step: 1e-5 }))).toBe('INVALID_OPTION');
+    expect(code(() => dpq.quantiles(values, { ...base, method: 'aggtree', step: 1, branching: 3, height: 4 }))).toBe('INVALID_OPTION');
+    let tree = 0;
+    for (let trial = 0; trial < 100; trial++) {
+      const [median] = dpq.quantiles(values, { lower: 0, upper: 100, quantiles: [0.5], epsilon: 1, step: 1, method: 'aggtree' });
+      if (median === 40) tree++;
+    }
+    expect(tree).toBeGreaterThanOrEqual(95);
+  });
+
+  it("the default ('auto') picks AggTree on a coarse step grid for many quantiles, AQ otherwise", () => {
+    const values = Array.from({ length: 1000 }, (_, i) => (i % 2 ? 40 : (i * 37) % 101));
+    const many = Array.from({ length: 30 }, (_, i) => (i + 1) / 31);
+    const ran = (options: Partial<QuantilesOptions>) =>
+      dpq.release(values, { lower: 0, upper: 100, quantiles: many, epsilon: 1, ...options } as QuantilesOptions).method;
+    expect(ran({ step: 1 })).toBe('aggtree'); // 101 points, m = 30 >= 8
+    expect(ran({ step: 1, method: 'auto' })).toBe('aggtree');
+    expect(ran({ step: 1, quantiles: [0.25, 0.5, 0.75] })).toBe('aq'); // m < 8
+    expect(ran({ step: 0.01 })).toBe('aq'); // 10,001 points: m >= 416.7
+    expect(ran({})).toBe('aq'); // no step, no tree
+    expect(ran({ step: 1, epsilon: undefined, rho: 0.5 })).toBe('aq'); // zCDP: m >= 40
+    const release = dpq.release(values, { lower: 0, upper: 100, quantiles: many, epsilon: 1, step: 1 });
+    for (const v of release.values) expect(Number.isInteger(v)).toBe(true);
+    expect(release.resolution).toBe(1);
+    // The default takes no method option but step.
+    expect(code(() => dpq.quantiles(values, { ...base, branching: 4 } as QuantilesOptions))).toBe('INVALID_OPTION');
   });
 
   it('Seattle precipitation (57% zeros): the first quartile comes out as 0', () => {

@@ -7,7 +7,8 @@ import datasetList from './generated/dataset-list.json';
 import type { CompareRow, ReleaseResult, ReleaseSettings, Reply, Request } from './protocol.js';
 
 const METHODS: [string, string][] = [
-  ['aq', 'ApproximateQuantiles: the best all-rounder for many quantiles (default).'],
+  ['auto', 'Automatic (default): AggTree on a coarse step grid with many quantiles, else ApproximateQuantiles; the result names the one that ran.'],
+  ['aq', 'ApproximateQuantiles: the best all-rounder for many quantiles.'],
   ['jointexp', 'JointExp: one exponential mechanism over all quantiles; strong for a few, slow for many.'],
   ['inverse-sensitivity', 'Inverse sensitivity: like JointExp; protects a replaced row, with the row count public.'],
   ['hs-jointexp', 'HSJointExp: JointExp on jittered data, for columns with many repeated values.'],
@@ -531,7 +532,8 @@ $('estimate-bounds').onclick = () => {
 compareButton.onclick = () => {
   const asked = settings();
   const trials = Math.max(1, Math.min(200, Math.round(number('trials')) || 20));
-  const methods = METHODS.map(([value]) => value);
+  // 'auto' is one of the others.
+  const methods = METHODS.map(([value]) => value).filter((value) => value !== 'auto');
   send({ type: 'compare', settings: asked, trials, counts: COMPARE_COUNTS, methods }, 'Comparing', (reply) => {
     if (reply.type !== 'compared') return false;
     showComparison(reply.rows);

@@ -207,8 +207,8 @@ async function loadFile(file: File): Promise<void> {
   post({ type: 'columns', columns: infos, rows: rows.length - 1, large: false, name: file.name, people: [...people.keys()] });
 }
 
-// The tree methods keep their own grids and take no step.
-const STEPLESS = new Set(['aggtree', 'tree-cdf']);
+// The tree CDF keeps its own grid and takes no step.
+const STEPLESS = new Set(['tree-cdf']);
 
 function optionsOf(settings: ReleaseSettings, quantiles: number[] = settings.quantiles, method = settings.method): QuantilesOptions {
   return {

@@ -111,7 +111,22 @@ export interface PerPersonOptions {
   maxContributions?: number;
 }
 
-/** ApproximateQuantiles (the default): many quantiles, error growing with log m. */
+/**
+ * The default (`method` left out, or `'auto'`): picks `'aq'` or `'aggtree'`
+ * from public parameters only, never from the data. AggTree on the step grid
+ * when a `step` grid has P <= 2^21 points and there are m >= max(8, P / 24)
+ * distinct quantiles with `epsilon` (P <= 128 and m >= 40 with `rho`); AQ
+ * otherwise. The release's `method` says which ran. Measured in
+ * docs/experiments: a tree over few grid points counts atoms exactly and
+ * its error does not grow with m; AQ is far better for few quantiles, on
+ * fine grids and under zCDP.
+ */
+export interface AutoOptions extends BaseQuantilesOptions {
+  method?: 'auto';
+  /** Public output resolution, as for `aq`. */
+  step?: number;
+}
+/** ApproximateQuantiles: many quantiles, error growing with log m. */
 export interface AqOptions extends BaseQuantilesOptions {
   method?: 'aq';
   /**
@@ -165,6 +180,13 @@ export interface AggTreeOptions extends BaseQuantilesOptions {
    * looks (much faster).
    */
   aggregation?: 'honaker' | 'none';
+  /**
+   * Public output resolution, as for `aq`: one leaf per grid point (at most
+   * 2^21), and the release is the point the descent ends in, so an atom is
+   * released as itself. `branching` and `height` then default to the
+   * smallest tree over the points (fewest levels with branching up to 16).
+   */
+  step?: number;
 }
 /** Binary-tree CDF made monotone by isotonic regression. */
 export interface TreeCdfOptions extends BaseQuantilesOptions {
@@ -180,6 +202,7 @@ export interface TreeCdfOptions extends BaseQuantilesOptions {
  * and exactly one of `epsilon` and `rho` sets the budget.
  */
 export type QuantilesOptions = (
+  | (AutoOptions & PerPersonOptions)
   | (AqOptions & PerPersonOptions)
   | (JointExpOptions & PerPersonOptions)
   | InverseSensitivityOptions
@@ -531,7 +554,7 @@ function checkBudget(options: Record<string, unknown>): void {
 function buildSpec(options: unknown): WasmReleaseSpec {
   checkObject(options);
   checkBudget(options);
-  const method = options.method ?? 'aq';
+  const method = options.method ?? 'auto';
   if (typeof method !== 'string') {
     fail('INVALID_ARGUMENT', `method must be a string, got ${typeof method}`);
   }

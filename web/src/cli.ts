@@ -52,8 +52,10 @@ them.
   --budget      a session over the releases: epsilon=E, rho=R or
                 epsilon=E,delta=D; a release that would overspend is
                 refused (BUDGET_EXCEEDED) and nothing is printed
-  --method      aq (default), jointexp, inverse-sensitivity, hs-jointexp,
-                appindexp, aggtree or tree-cdf
+  --method      auto (default: aggtree on a coarse --step grid with many
+                quantiles, else aq; the output says which ran), aq,
+                jointexp, inverse-sensitivity, hs-jointexp, appindexp,
+                aggtree or tree-cdf
   --step        public output resolution: values are lower + k * step
                 (e.g. 1 for integer data, so an atom at 40 prints as 40)
   --confidence  also print an interval for each quantile that holds the
@@ -246,7 +248,7 @@ async function main(argv: string[]): Promise<void> {
       quantiles: { type: 'string', multiple: true, default: [] },
       budget: { type: 'string' },
       'estimate-bounds': { type: 'string' },
-      method: { type: 'string', default: 'aq' },
+      method: { type: 'string', default: 'auto' },
       step: { type: 'string' },
       'user-column': { type: 'string' },
       confidence: { type: 'string' },
@@ -321,7 +323,7 @@ async function main(argv: string[]): Promise<void> {
     upper: parseNumberOption('upper', args.upper) ?? Number.NaN,
     epsilon: parseNumberOption('epsilon', args.epsilon),
     rho: parseNumberOption('rho', args.rho),
-    method: args.method as QuantileMethod,
+    method: args.method as QuantileMethod | 'auto',
     step: parseNumberOption('step', args.step),
     seed: parseNumberOption('seed', args.seed),
     confidence: parseNumberOption('confidence', args.confidence),
@@ -518,7 +520,7 @@ async function countsMain(
     upper: parseNumberOption('upper', args.upper) as number,
     epsilon: parseNumberOption('epsilon', args.epsilon),
     rho: parseNumberOption('rho', args.rho),
-    method: (args.method ?? 'aq') as QuantileMethod,
+    method: (args.method ?? 'auto') as QuantileMethod | 'auto',
     seed: parseNumberOption('seed', args.seed),
     confidence: parseNumberOption('confidence', args.confidence),
     intervalShare: parseNumberOption('interval-share', args['interval-share']),

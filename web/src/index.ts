@@ -5,6 +5,7 @@ export type {
   AggTreeOptions,
   AppIndExpOptions,
   AqOptions,
+  AutoOptions,
   BaseQuantilesOptions,
   BoundsOptions,
   BoundsRelease,

@@ -503,7 +503,7 @@ StatusOr<std::string> ResolveMethod(const ReleaseRequest& request) {
   const auto m = static_cast<double>(
       std::unique(distinct.begin(), distinct.end()) - distinct.begin());
   const bool tree = request.rho.has_value() ? points <= 128 && m >= 40
-                                            : m >= std::max(8.0, points / 24);
+                                            : m >= std::max(5.0, points / 24);
   return std::string(tree ? "aggtree" : "aq");
 }
 

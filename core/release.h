@@ -94,7 +94,7 @@ std::vector<std::string> ReleaseMethods();
 // The method "auto" stands for, from public parameters only (the step, the
 // bounds, the budget's kind and the number of distinct quantiles m), never
 // from the data. AggTree on the step grid when a `step` grid has P <= 2^21
-// points and m >= max(8, P / 24) with epsilon, or P <= 128 and m >= 40 with
+// points and m >= max(5, P / 24) with epsilon, or P <= 128 and m >= 40 with
 // rho; AQ otherwise. Measured (docs/experiments, ten columns with a step): a
 // tree over few grid points counts atoms exactly and its error does not grow
 // with m, while AQ's grows with its log2 m levels; AQ is far better for few

@@ -464,8 +464,8 @@ TEST(StepTest, TheDefaultPicksATreeOnlyForCoarseGridsAndManyQuantiles) {
     return ResolveMethod(request).value();
   };
   EXPECT_EQ(pick(std::nullopt, 120), "aq");  // no step: no tree
-  EXPECT_EQ(pick(1, 7), "aq");               // 101 points: m >= 8
-  EXPECT_EQ(pick(1, 8), "aggtree");
+  EXPECT_EQ(pick(1, 4), "aq");               // 101 points: m >= 5
+  EXPECT_EQ(pick(1, 5), "aggtree");
   EXPECT_EQ(pick(0.2, 20), "aq");  // 501 points: m >= 20.9
   EXPECT_EQ(pick(0.2, 21), "aggtree");
   EXPECT_EQ(pick(1e-4, 120), "aq");  // 10^6 + 1 points: m >= 41,667

@@ -154,9 +154,9 @@ describe('method options', () => {
     const many = Array.from({ length: 30 }, (_, i) => (i + 1) / 31);
     const ran = (options: Partial<QuantilesOptions>) =>
       dpq.release(values, { lower: 0, upper: 100, quantiles: many, epsilon: 1, ...options } as QuantilesOptions).method;
-    expect(ran({ step: 1 })).toBe('aggtree'); // 101 points, m = 30 >= 8
+    expect(ran({ step: 1 })).toBe('aggtree'); // 101 points, m = 30 >= 5
     expect(ran({ step: 1, method: 'auto' })).toBe('aggtree');
-    expect(ran({ step: 1, quantiles: [0.25, 0.5, 0.75] })).toBe('aq'); // m < 8
+    expect(ran({ step: 1, quantiles: [0.25, 0.5, 0.75] })).toBe('aq'); // m < 5
     expect(ran({ step: 0.01 })).toBe('aq'); // 10,001 points: m >= 416.7
     expect(ran({})).toBe('aq'); // no step, no tree
     expect(ran({ step: 1, epsilon: undefined, rho: 0.5 })).toBe('aq'); // zCDP: m >= 40

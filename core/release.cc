@@ -498,6 +498,11 @@ StatusOr<std::string> ResolveMethod(const ReleaseRequest& request) {
   if (!grid.ok() || grid.value().steps() + 1 > kMaxTreeLeaves)
     return std::string("aq");
   const auto points = static_cast<double>(grid.value().steps() + 1);
+  // Bad quantiles (NaN would break the sort) are reported by the method.
+  if (!ValidateQuantiles(request.quantiles.data(), request.quantiles.size())
+           .ok()) {
+    return std::string("aq");
+  }
   std::vector<double> distinct = request.quantiles;
   std::sort(distinct.begin(), distinct.end());
   const auto m = static_cast<double>(

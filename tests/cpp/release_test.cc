@@ -469,6 +469,13 @@ TEST(StepTest, TheDefaultPicksATreeOnlyForCoarseGridsAndManyQuantiles) {
   EXPECT_EQ(pick(0.2, 20), "aq");  // 501 points: m >= 20.9
   EXPECT_EQ(pick(0.2, 21), "aggtree");
   EXPECT_EQ(pick(1e-4, 120), "aq");  // 10^6 + 1 points: m >= 41,667
+  // Bad quantiles are left to the method to report.
+  request.options = {{"step", 1}};
+  request.quantiles = std::vector<double>(10, NAN);
+  EXPECT_EQ(ResolveMethod(request).value(), "aq");
+  std::vector<double> out;
+  EXPECT_EQ(Release(Data(100, 3), request, &out).status().code(),
+            StatusCode::kInvalidQuantiles);
   // Repeated quantiles count once.
   request.quantiles = std::vector<double>(20, 0.5);
   EXPECT_EQ(ResolveMethod(request).value(), "aq");
@@ -486,7 +493,6 @@ TEST(StepTest, TheDefaultPicksATreeOnlyForCoarseGridsAndManyQuantiles) {
   request.options = {{"step", 1}};
   request.quantiles.clear();
   for (int i = 1; i <= 30; ++i) request.quantiles.push_back(i / 31.0);
-  std::vector<double> out;
   StatusOr<ReleaseReport> report = Release(HalfOnForty(5), request, &out);
   ASSERT_TRUE(report.ok()) << report.status().message();
   EXPECT_EQ(report.value().method, "aggtree");

@@ -209,6 +209,9 @@ async function loadFile(file: File): Promise<void> {
 
 // The tree CDF keeps its own grid and takes no step.
 const STEPLESS = new Set(['tree-cdf']);
+// AggTree takes a step of at most 2^21 grid points; in a comparison, a
+// finer one would stop every method, so AggTree keeps its own leaves there.
+const MAX_TREE_POINTS = 2 ** 21;
 
 function optionsOf(settings: ReleaseSettings, quantiles: number[] = settings.quantiles, method = settings.method): QuantilesOptions {
   return {
@@ -591,7 +594,9 @@ async function compare(settings: ReleaseSettings, trials: number, counts: number
       const quantiles = Array.from({ length: m }, (_, i) => (i + 1) / (m + 1));
       let error = 0;
       for (let t = 0; t < trials; t++) {
-        const result = dpq.release(data, optionsOf({ ...settings, confidence: undefined }, quantiles, method));
+        const fine = settings.step !== undefined && (settings.upper - settings.lower) / settings.step >= MAX_TREE_POINTS - 1;
+        const step = method === 'aggtree' && fine ? undefined : settings.step;
+        const result = dpq.release(data, optionsOf({ ...settings, step, confidence: undefined }, quantiles, method));
         const tie = tieOf(result.resolution, settings.lower, settings.upper);
         error += quantiles.reduce((sum, q, i) => sum + rankError(sorted, q, result.values[i], tie), 0) / m / trials;
       }

@@ -23,7 +23,8 @@
 //    (q' = (q total - counts before) / the child's count), as dp_multiq's
 //    tree does; inside the leaf, linear interpolation.
 //
-// On a public step grid (the `step` option) the leaves are the grid's points
+// On a public step grid (the `step` option, or `buckets`, whose records sit
+// on the bucket edges) the leaves are the grid's points
 // instead: a record counts in the leaf of its nearest point (as every grid
 // mechanism maps it), the tree has at least steps + 1 leaves, and the
 // release is the point of the leaf the descent ends in, with no

@@ -325,10 +325,14 @@ Status RunAggTree(Context& c, ReleaseReport* report,
                         *aggregation + "'");
     }
   }
-  if (c.options.Number("step").has_value()) {
-    // One leaf per point of the step grid; the shape from what was given.
-    StatusOr<OutputGrid> grid = ReleaseGrid(c);
-    if (!grid.ok()) return grid.status();
+  // A step, or buckets of at most kMaxTreeLeaves - 1 (whose records all sit
+  // on bucket edges): one leaf per grid point, releasing the point itself;
+  // the shape from what was given. Finer buckets keep the equal leaves.
+  StatusOr<OutputGrid> grid = ReleaseGrid(c);
+  if (!grid.ok()) return grid.status();
+  if (c.options.Number("step").has_value() ||
+      (c.request.buckets.has_value() &&
+       grid.value().steps() + 1 <= kMaxTreeLeaves)) {
     StatusOr<AggTreeShape> fitted = AggTreeShapeForPoints(
         grid.value().steps() + 1,
         c.options.Number("branching").has_value() ? branching.value() : 0,
@@ -487,14 +491,14 @@ StatusOr<std::string> ResolveMethod(const ReleaseRequest& request) {
                       "' needs a method: the default ('auto', which picks "
                       "'aq' or 'aggtree') takes only 'step'");
   }
-  const std::optional<double> step = options.Number("step");
-  if (!step.has_value() || request.buckets.has_value())
-    return std::string("aq");
+  // The step grid, or the buckets' (the same rule: buckets are a step
+  // grid whose records sit on its points).
+  const bool step = options.Number("step").has_value();
+  if (step == request.buckets.has_value()) return std::string("aq");
   if (!ValidateBounds(request.lower, request.upper).ok())
     return std::string("aq");
-  StatusOr<OutputGrid> grid =
-      OutputGrid::WithStep(request.lower, request.upper, *step);
-  // A bad step is reported by the method that reads it.
+  StatusOr<OutputGrid> grid = RequestGrid(request);
+  // A bad step or bucket count is reported by the method that reads it.
   if (!grid.ok() || grid.value().steps() + 1 > kMaxTreeLeaves)
     return std::string("aq");
   const auto points = static_cast<double>(grid.value().steps() + 1);
@@ -745,7 +749,11 @@ StatusOr<ReleaseReport> ReleaseFromCounts(const double* counts,
                                           double* out, PrivacySession* session,
                                           const RecordsCheck& fits) {
   if (request.method == "auto") {
-    StatusOr<ReleaseRequest> resolved = Resolved(request);
+    // Resolved on the counts' grid, as the bucketed raw path resolves it.
+    ReleaseRequest bucketed = request;
+    if (!bucketed.buckets.has_value())
+      bucketed.buckets = static_cast<double>(bucket_count);
+    StatusOr<ReleaseRequest> resolved = Resolved(bucketed);
     if (!resolved.ok()) return resolved.status();
     return ReleaseFromCounts(counts, bucket_count, resolved.value(), out,
                              session, fits);

@@ -50,8 +50,10 @@ struct ReleaseRequest {
   // Bucketed release (docs/scale.md): the values are first replaced by the
   // lower edges of `buckets` equal-width buckets over [lower, upper]
   // (prepare.h, BucketGrid), and the methods that release grid points release
-  // bucket edges. Exactly what ReleaseFromCounts releases from those buckets'
-  // counts. Not with the `step` option (the buckets are the grid).
+  // bucket edges; so does AggTree, whose leaves are then the buckets (at most
+  // 2^21 - 1 of them; finer buckets keep its equal leaves). Exactly what
+  // ReleaseFromCounts releases from those buckets' counts. Not with the
+  // `step` option (the buckets are the grid).
   std::optional<double> buckets;
 };
 
@@ -93,9 +95,10 @@ std::vector<std::string> ReleaseMethods();
 
 // The method "auto" stands for, from public parameters only (the step, the
 // bounds, the budget's kind and the number of distinct quantiles m), never
-// from the data. AggTree on the step grid when a `step` grid has P <= 2^21
-// points and m >= max(5, P / 24) with epsilon, or P <= 128 and m >= 40 with
-// rho; AQ otherwise. Measured (docs/experiments, ten columns with a step): a
+// from the data. AggTree on the grid when a `step` grid, or the grid of
+// `buckets` (the counts path's too), has P <= 2^21 points and
+// m >= max(5, P / 24) with epsilon, or P <= 128 and m >= 40 with rho; AQ
+// otherwise. Measured (docs/experiments, ten columns with a step): a
 // tree over few grid points counts atoms exactly and its error does not grow
 // with m, while AQ's grows with its log2 m levels; AQ is far better for few
 // quantiles, on fine grids, and under zCDP, whose composition over AQ's

@@ -256,8 +256,9 @@ dpq::ReleaseRequest ReadRequest(const val& spec, uint32_t quantile_count,
       method == "hs-jointexp") {
     *need += 16.0 * m * (n + 1);
   } else if (method == "aggtree" || method == "tree-cdf" ||
-             (method == "auto" && step)) {
-    // "auto" picks a tree only on a step grid (dpq::ResolveMethod).
+             (method == "auto" && (step || request.buckets.has_value()))) {
+    // "auto" picks a tree only on a step or bucket grid
+    // (dpq::ResolveMethod).
     *need += 128.0 * 1048576;
   }
   request.confidence = OptionalNumber(spec, "confidence");

@@ -122,8 +122,9 @@ TEST(CountsTest, EveryMethodReleasesTheSameBitForBit) {
         EXPECT_EQ(from_raw.value().interval_high,
                   from_counts.value().interval_high)
             << what;
-        // Grid methods release bucket edges.
-        if (c.method != "aggtree" && c.method != "tree-cdf") {
+        // Grid methods release bucket edges, and so does AggTree, whose
+        // leaves are the buckets.
+        if (c.method != "tree-cdf") {
           for (double v : counts_out) {
             const double k = std::round((v - lower) / width);
             EXPECT_NEAR(v, lower + k * width, 1e-9 * width) << what;
@@ -160,6 +161,68 @@ TEST(CountsTest, IntegerCountsReleaseAnAtomAsItself) {
     EXPECT_EQ(out, std::floor(out));
   }
   EXPECT_GE(exact, 19);
+}
+
+TEST(CountsTest, AggTreeAndTheDefaultReleaseBucketEdgesFromCounts) {
+  // Hours per week in buckets of 1, half the rows at 40: AggTree's leaves
+  // are the buckets, so it releases edges and the atom as itself.
+  std::vector<double> counts(100, 3);
+  counts[40] = 300;
+  ReleaseRequest request = CountsRequest(0, 100, {0.5});
+  request.method = "aggtree";
+  int exact = 0;
+  for (int trial = 0; trial < 100; ++trial) {
+    double out = 0;
+    const StatusOr<ReleaseReport> report =
+        ReleaseFromCounts(counts.data(), counts.size(), request, &out);
+    ASSERT_TRUE(report.ok()) << report.status().message();
+    EXPECT_EQ(report.value().resolution, 1);
+    EXPECT_EQ(out, std::floor(out));
+    if (out == 40) ++exact;
+  }
+  EXPECT_GE(exact, 95);
+  // The default picks AggTree on the buckets' grid for many quantiles
+  // (m >= max(5, 101 / 24) under epsilon), and AQ for few, as on rows with
+  // the same buckets: same method, same values.
+  std::vector<double> values;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    values.insert(values.end(), static_cast<size_t>(counts[i]),
+                  static_cast<double>(i) + 0.5);
+  }
+  for (const size_t m : {size_t{1}, size_t{4}, size_t{5}, size_t{20}}) {
+    ReleaseRequest chosen = CountsRequest(0, 100, {});
+    for (size_t i = 1; i <= m; ++i) {
+      chosen.quantiles.push_back(static_cast<double>(i) /
+                                 static_cast<double>(m + 1));
+    }
+    chosen.seed = 11;
+    std::vector<double> from_counts(m);
+    const StatusOr<ReleaseReport> report = ReleaseFromCounts(
+        counts.data(), counts.size(), chosen, from_counts.data());
+    ASSERT_TRUE(report.ok()) << report.status().message();
+    EXPECT_EQ(report.value().method, m >= 5 ? "aggtree" : "aq") << m;
+    ReleaseRequest raw = chosen;
+    raw.buckets = 100;
+    std::vector<double> copy = values;
+    std::vector<double> from_rows(m);
+    const StatusOr<ReleaseReport> rows =
+        ReleaseQuantiles(copy.data(), copy.size(), raw, from_rows.data());
+    ASSERT_TRUE(rows.ok()) << rows.status().message();
+    EXPECT_EQ(rows.value().method, report.value().method) << m;
+    EXPECT_EQ(from_rows, from_counts) << m;
+    for (double v : from_counts) EXPECT_EQ(v, std::floor(v)) << m;
+  }
+  // Past 2^21 - 1 buckets AggTree keeps its equal leaves (interpolated).
+  const auto fine = static_cast<size_t>(kMaxTreeLeaves);
+  std::vector<double> many(fine, 0);
+  many[fine / 2] = 5000;
+  request.upper = static_cast<double>(fine);
+  double out = 0;
+  const StatusOr<ReleaseReport> equal =
+      ReleaseFromCounts(many.data(), many.size(), request, &out);
+  ASSERT_TRUE(equal.ok()) << equal.status().message();
+  EXPECT_EQ(equal.value().resolution, 0);
+  EXPECT_NEAR(out, static_cast<double>(fine / 2), 64);
 }
 
 TEST(CountsTest, TreesReleaseFromCountsOfAnySizeWithoutExpanding) {

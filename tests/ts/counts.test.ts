@@ -47,11 +47,25 @@ describe('releaseFromCounts', () => {
         expect(fromCounts.intervals?.low).toEqual(fromRows.intervals?.low);
         expect(fromCounts.intervals?.high).toEqual(fromRows.intervals?.high);
         expect(fromCounts.privacy).toEqual(fromRows.privacy);
-        // Grid methods release bucket edges: multiples of 0.5 here.
-        if (method !== 'aggtree' && method !== 'tree-cdf') {
+        // Grid methods, and AggTree (its leaves are the buckets), release
+        // bucket edges: multiples of 0.5 here.
+        if (method !== 'tree-cdf') {
           for (const v of fromCounts.values) expect(v * 2).toBe(Math.round(v * 2));
         }
       }
+    }
+    // The default reads the buckets as a step grid: AggTree for many
+    // quantiles (m >= max(5, 201 / 24) = 9 under epsilon), AQ for few, from
+    // counts as from the bucketed rows.
+    for (const m of [8, 9]) {
+      const quantiles = Array.from({ length: m }, (_, i) => (i + 1) / (m + 1));
+      const options = { lower: 0, upper: 100, quantiles, epsilon: 1, seed: 2 };
+      const fromCounts = dpq.releaseFromCounts(counts, options);
+      const fromRows = dpq.release(rows, { ...options, buckets: 200 });
+      expect(fromCounts.method).toBe(m >= 9 ? 'aggtree' : 'aq');
+      expect(fromRows.method).toBe(fromCounts.method);
+      expect(Array.from(fromCounts.values)).toEqual(Array.from(fromRows.values));
+      expect(fromCounts.resolution).toBe(0.5);
     }
     // quantilesFromCounts: the values alone.
     expect(dpq.quantilesFromCounts(counts, { lower: 0, upper: 100, quantiles: [0.5], epsilon: 1, seed: 1 })).toEqual(
@@ -103,7 +117,9 @@ describe('releaseFromCounts', () => {
     const options = { lower: 0, upper: 1000, quantiles: [0.25, 0.5, 0.9], epsilon: 1 };
     for (const method of ['aggtree', 'tree-cdf'] as const) {
       const values = dpq.quantilesFromCounts(counts, { ...options, method });
-      [156.25, 312.5, 750].forEach((truth, i) => expect(Math.abs(values[i] - truth)).toBeLessThan(1));
+      // To a bucket: AggTree releases bucket edges (749 for the 750 that
+      // ends bucket 749's ranks).
+      [156.25, 312.5, 750].forEach((truth, i) => expect(Math.abs(values[i] - truth)).toBeLessThanOrEqual(1));
     }
     // Up to Number.MAX_SAFE_INTEGER rows in all; one more is TOO_LARGE.
     expect(dpq.quantilesFromCounts([Number.MAX_SAFE_INTEGER - 1, 1], { ...options, method: 'tree-cdf' })).toHaveLength(3);

@@ -328,9 +328,10 @@ export interface QuantilesRelease {
   /** Epsilon each exponential mechanism ran with (0 for the tree methods). */
   mechanismEpsilon: number;
   /**
-   * The spacing of the public grid the values lie on: the `step`, or the
-   * default grid's power of ten (e.g. 0.001 for bounds [-20, 120]); 0 for
-   * `aggtree` and `tree-cdf`, whose values are interpolated.
+   * The spacing of the public grid the values lie on: the `step`, the
+   * buckets' width, or the default grid's power of ten (e.g. 0.001 for
+   * bounds [-20, 120]); 0 for `tree-cdf`, and for `aggtree` without a step
+   * or buckets, whose values are interpolated.
    */
   resolution: number;
 }

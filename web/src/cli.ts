@@ -52,10 +52,10 @@ them.
   --budget      a session over the releases: epsilon=E, rho=R or
                 epsilon=E,delta=D; a release that would overspend is
                 refused (BUDGET_EXCEEDED) and nothing is printed
-  --method      auto (default: aggtree on a coarse --step grid with many
-                quantiles, else aq; the output says which ran), aq,
-                jointexp, inverse-sensitivity, hs-jointexp, appindexp,
-                aggtree or tree-cdf
+  --method      auto (default: aggtree on a coarse --step grid, or on
+                --counts buckets, with many quantiles, else aq; the output
+                says which ran), aq, jointexp, inverse-sensitivity,
+                hs-jointexp, appindexp, aggtree or tree-cdf
   --step        public output resolution: values are lower + k * step
                 (e.g. 1 for integer data, so an atom at 40 prints as 40)
   --confidence  also print an interval for each quantile that holds the

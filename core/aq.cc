@@ -2,6 +2,10 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <utility>
+
+#include "core/privacy.h"
 
 namespace dpq {
 namespace {
@@ -19,7 +23,8 @@ double LogAdd(double a, double b) {
 // the original quantiles at the node's ends (0 and 1 at the root);
 // `first_end` and `last_end` weigh its ends in the base measure
 // (kReleasedEndWeight where an end is a released cut, kBoundEndWeight for a
-// public bound).
+// public bound). `budget` is the epsilon left for the node's subtree (per
+// path), or every node's epsilon (per level).
 struct Node {
   size_t begin;
   size_t end;
@@ -31,9 +36,23 @@ struct Node {
   size_t count;
   uint32_t first_end;
   uint32_t last_end;
+  double budget;
+  AqBudgetSplit split;
 
   size_t middle() const { return begin + (end - begin + 1) / 2 - 1; }
   bool leaf() const { return end - begin == 1; }
+  // The node's epsilon. Per path: an equal share of what is left over the
+  // levels of its own subtree (floor(log2 size) + 1), rounded down, so a
+  // subtree shallower than its level's rest gets the rest.
+  double epsilon() const {
+    if (split == AqBudgetSplit::kPerLevel) return budget;
+    return DivideDown(budget, ApproximateQuantilesLevels(end - begin));
+  }
+  // What the children have left: never above the exact difference.
+  double ChildBudget() const {
+    if (split == AqBudgetSplit::kPerLevel) return budget;
+    return SubtractDown(budget, epsilon());
+  }
   QuantileProblem Problem(const std::vector<double>& quantiles) const {
     // Rescaling from the originals, not level by level, avoids compounding
     // rounding: (q - low) / (high - low) is the paper's repeated rescaling.
@@ -45,57 +64,91 @@ struct Node {
             PointMeasure::Shells(first_point, last_point, first_end, last_end)};
   }
   Node Left(const std::vector<double>& quantiles, SplitPoint cut) const {
-    return {begin,       middle(),          low,   quantiles[middle()],
-            first_point, cut.point,         cells, cut.split,
-            first_end,   kReleasedEndWeight};
+    return {begin,       middle(),           low,           quantiles[middle()],
+            first_point, cut.point,          cells,         cut.split,
+            first_end,   kReleasedEndWeight, ChildBudget(), split};
   }
   Node Right(const std::vector<double>& quantiles, SplitPoint cut) const {
     return {
         middle() + 1,       end,        quantiles[middle()], high,
         cut.point,          last_point, cells + cut.split,   count - cut.split,
-        kReleasedEndWeight, last_end};
+        kReleasedEndWeight, last_end,   ChildBudget(),       split};
   }
 };
 
-Node Root(const double* cells, size_t count, int64_t steps, size_t m) {
-  return {
-      0, m, 0.0, 1.0, 0, steps, cells, count, kBoundEndWeight, kBoundEndWeight};
+Node Root(const double* cells, size_t count, int64_t steps, size_t m,
+          double epsilon, AqBudgetSplit split) {
+  return {0,
+          m,
+          0.0,
+          1.0,
+          0,
+          steps,
+          cells,
+          count,
+          kBoundEndWeight,
+          kBoundEndWeight,
+          epsilon,
+          split};
 }
 
+// The sampler for a node's epsilon: per level one for all nodes; per path
+// one per distinct epsilon (a few: they depend on subtree heights only).
+class Samplers {
+ public:
+  explicit Samplers(uint64_t sub_points) : sub_points_(sub_points) {}
+  const ExponentialQuantileSampler& For(double epsilon) {
+    for (const auto& [e, sampler] : samplers_) {
+      if (e == epsilon) return *sampler;
+    }
+    samplers_.emplace_back(
+        epsilon,
+        std::make_unique<ExponentialQuantileSampler>(epsilon, sub_points_));
+    return *samplers_.back().second;
+  }
+
+ private:
+  uint64_t sub_points_;
+  std::vector<std::pair<double, std::unique_ptr<ExponentialQuantileSampler>>>
+      samplers_;
+};
+
 void SampleNode(const Node& node, const std::vector<double>& quantiles,
-                const ExponentialQuantileSampler& sampler, RandomSource& rng,
+                Samplers& samplers, RandomSource& rng,
                 std::vector<int64_t>* points) {
   if (node.begin >= node.end) return;
   const QuantileProblem problem = node.Problem(quantiles);
+  const ExponentialQuantileSampler& sampler = samplers.For(node.epsilon());
   if (node.leaf()) {
     (*points)[node.middle()] = sampler.SamplePoint(problem, rng);
     return;
   }
   const SplitPoint cut = sampler.SampleSplit(problem, rng);
   (*points)[node.middle()] = cut.point;
-  SampleNode(node.Left(quantiles, cut), quantiles, sampler, rng, points);
-  SampleNode(node.Right(quantiles, cut), quantiles, sampler, rng, points);
+  SampleNode(node.Left(quantiles, cut), quantiles, samplers, rng, points);
+  SampleNode(node.Right(quantiles, cut), quantiles, samplers, rng, points);
 }
 
 double NodeLogProbability(const Node& node,
-                          const std::vector<double>& quantiles, double epsilon,
+                          const std::vector<double>& quantiles,
                           uint64_t sub_points,
                           const std::vector<int64_t>& points) {
   if (node.begin >= node.end) return 0;
   const QuantileProblem problem = node.Problem(quantiles);
   const int64_t point = points[node.middle()];
+  const double epsilon = node.epsilon();
   if (node.leaf()) return PointLogProbability(problem, epsilon, point);
   double total = kNegativeInfinity;
   for (const auto& [output, probability] :
        SplitProbabilities(problem, epsilon, sub_points, false)) {
     if (output.first != point || !(probability > 0)) continue;
     const SplitPoint cut{point, static_cast<size_t>(output.second)};
-    total = LogAdd(total,
-                   std::log(probability) +
-                       NodeLogProbability(node.Left(quantiles, cut), quantiles,
-                                          epsilon, sub_points, points) +
-                       NodeLogProbability(node.Right(quantiles, cut), quantiles,
-                                          epsilon, sub_points, points));
+    total =
+        LogAdd(total, std::log(probability) +
+                          NodeLogProbability(node.Left(quantiles, cut),
+                                             quantiles, sub_points, points) +
+                          NodeLogProbability(node.Right(quantiles, cut),
+                                             quantiles, sub_points, points));
   }
   return total;
 }
@@ -110,23 +163,24 @@ int ApproximateQuantilesLevels(size_t distinct_quantiles) {
 
 std::vector<int64_t> SampleApproximateQuantiles(
     const double* cells, size_t count, int64_t steps,
-    const std::vector<double>& quantiles, double epsilon_per_level,
+    const std::vector<double>& quantiles, double epsilon, AqBudgetSplit split,
     RandomSource& rng, uint64_t sub_points) {
   std::vector<int64_t> points(quantiles.size(), 0);
-  const ExponentialQuantileSampler sampler(epsilon_per_level, sub_points);
-  SampleNode(Root(cells, count, steps, quantiles.size()), quantiles, sampler,
-             rng, &points);
+  Samplers samplers(sub_points);
+  SampleNode(Root(cells, count, steps, quantiles.size(), epsilon, split),
+             quantiles, samplers, rng, &points);
   return points;
 }
 
 double ApproximateQuantilesLogProbability(const double* cells, size_t count,
                                           int64_t steps,
                                           const std::vector<double>& quantiles,
-                                          double epsilon_per_level,
+                                          double epsilon, AqBudgetSplit split,
                                           const std::vector<int64_t>& points,
                                           uint64_t sub_points) {
-  return NodeLogProbability(Root(cells, count, steps, quantiles.size()),
-                            quantiles, epsilon_per_level, sub_points, points);
+  return NodeLogProbability(
+      Root(cells, count, steps, quantiles.size(), epsilon, split), quantiles,
+      sub_points, points);
 }
 
 }  // namespace dpq

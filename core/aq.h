@@ -29,6 +29,25 @@
 // averaging over the jitter. The rescaled quantile of a subproblem depends
 // only on public quantiles, never on record counts; the jitter of a side's
 // records is drawn afresh, which changes nothing in distribution.
+//
+// Per path (pure epsilon-DP): a record is used only by the nodes on one
+// root-to-node path, so what must stay within epsilon is the sum along each
+// path, not L times the largest epsilon of a level. A node gets an equal
+// share of the budget its ancestors left, over the levels of its own
+// subtree: e_v = (epsilon - sum of its ancestors' e) / (floor(log2 m_v) + 1)
+// for the m_v quantiles below it. A full subtree gets epsilon / L at every
+// node, as per level; a shallower one (m not 2^L - 1: a leaf one level above
+// the deepest, say) gets the rest of its path, up to twice as much. Proof:
+// fix every jitter and every released point; the transcript's probability is
+// the product of the nodes' probabilities of their outputs given the earlier
+// ones, and with one record x added only the nodes whose input holds x
+// change, which are the nodes of one path (the cuts send x to one side);
+// each such factor changes by at most e^(e_v) (exponential_quantile.h), so
+// the whole by at most e^(sum on the path) <= e^epsilon, pointwise, which
+// survives averaging over the jitter and over the cuts. Rounding: each share
+// is rounded down and each remainder too (DivideDown, SubtractDown), so every
+// path sums to at most epsilon. Under zCDP AQ keeps the per-level split,
+// whose proof is the composition above.
 #ifndef DPQ_CORE_AQ_H_
 #define DPQ_CORE_AQ_H_
 
@@ -44,14 +63,19 @@ namespace dpq {
 // Recursion levels for m distinct quantiles: floor(log2 m) + 1.
 int ApproximateQuantilesLevels(size_t distinct_quantiles);
 
+// How AQ spreads its budget over the nodes. kPerLevel: every node runs with
+// the given epsilon (the paper's split; what zCDP composes). kPerPath: the
+// given epsilon is the whole pure-DP budget, shared along each path (above).
+enum class AqBudgetSplit { kPerLevel, kPerPath };
+
 // Draws one grid point per quantile. `cells` are the sorted record points of
 // a grid with points 0..steps; `quantiles` strictly increasing in (0, 1);
-// `epsilon_per_level` the exponential mechanism's epsilon at every level;
+// `epsilon` every node's epsilon (kPerLevel) or the total (kPerPath);
 // `sub_points` the split form's jitter resolution (tests use tiny ones).
 // Returns the points in the order of `quantiles`, non-decreasing.
 std::vector<int64_t> SampleApproximateQuantiles(
     const double* cells, size_t count, int64_t steps,
-    const std::vector<double>& quantiles, double epsilon_per_level,
+    const std::vector<double>& quantiles, double epsilon, AqBudgetSplit split,
     RandomSource& rng, uint64_t sub_points = kSplitSubPoints);
 
 // Exact log-probability that SampleApproximateQuantiles returns `points`,
@@ -60,7 +84,7 @@ std::vector<int64_t> SampleApproximateQuantiles(
 double ApproximateQuantilesLogProbability(const double* cells, size_t count,
                                           int64_t steps,
                                           const std::vector<double>& quantiles,
-                                          double epsilon_per_level,
+                                          double epsilon, AqBudgetSplit split,
                                           const std::vector<int64_t>& points,
                                           uint64_t sub_points);
 

@@ -111,6 +111,13 @@ double MultiplyDown(double a, double b) {
   return std::fma(a, b, -p) < 0 ? std::nextafter(p, 0.0) : p;
 }
 
+double SubtractDown(double a, double b) {
+  const double d = a - b;
+  // Fast2Sum (exact for |a| >= |b|): the exact a - b is d + ((a - d) - b),
+  // so d is above it exactly when that error term is negative.
+  return (a - d) - b < 0 ? std::nextafter(d, -1.0) : d;
+}
+
 double SqrtDown(double x) {
   const double r = std::sqrt(x);
   return std::fma(r, r, -x) > 0 ? std::nextafter(r, 0.0) : r;

@@ -54,10 +54,11 @@ StatusOr<PrivacyBudget> WithDelta(const PrivacyBudget& budget, double delta);
 // safe side when that result fell on the unsafe one (checked exactly by fma).
 double DivideDown(double numerator, double denominator);  // <= a / b
 double MultiplyDown(double a, double b);                  // <= a b
-double SqrtDown(double x);                                // <= sqrt(x)
-double ReciprocalUp(double x);                            // >= 1 / x
-double AddUp(double a, double b);                         // >= a + b
-double MultiplyUp(double a, double b);  // >= a b, for a, b >= 0
+double SubtractDown(double a, double b);  // <= a - b, for a >= b >= 0
+double SqrtDown(double x);                // <= sqrt(x)
+double ReciprocalUp(double x);            // >= 1 / x
+double AddUp(double a, double b);         // >= a + b
+double MultiplyUp(double a, double b);    // >= a b, for a, b >= 0
 // >= e^x for x >= 0: libm's exp is within an ulp or two, so three ulps up.
 double ExpUp(double x);
 

@@ -143,11 +143,17 @@ Status RunAq(Context& c, ReleaseReport* report, std::vector<double>* values) {
   StatusOr<OutputGrid> grid = PrepareOnReleaseGrid(c, report);
   if (!grid.ok()) return grid.status();
   report->levels = ApproximateQuantilesLevels(c.quantiles.size());
+  // The root's epsilon, the smallest: under pure DP the budget is shared
+  // along each path (aq.h), so nodes over shallower subtrees get more; zCDP
+  // composes per level.
   report->mechanism_epsilon =
       ExponentialMechanismEpsilonPerPart(c.budget, report->levels);
+  const bool per_path = c.budget.kind == PrivacyBudget::Kind::kPure;
   PointsToValues(
-      SampleApproximateQuantiles(c.data, c.count, grid.value().steps(),
-                                 c.quantiles, report->mechanism_epsilon, c.rng),
+      SampleApproximateQuantiles(
+          c.data, c.count, grid.value().steps(), c.quantiles,
+          per_path ? c.budget.epsilon : report->mechanism_epsilon,
+          per_path ? AqBudgetSplit::kPerPath : AqBudgetSplit::kPerLevel, c.rng),
       grid.value(), 0, values);
   return Status::Ok();
 }

@@ -84,7 +84,9 @@ struct ReleaseReport {
   // True when a seed was given: the noise is reproducible by anyone who
   // knows the seed, so the release is NOT private, whatever `spent` says.
   bool seeded = false;
-  double mechanism_epsilon = 0;  // epsilon of each exponential mechanism run
+  // Epsilon of each exponential mechanism run; AQ under epsilon: the root's,
+  // the smallest (nodes over shallower subtrees get more, aq.h).
+  double mechanism_epsilon = 0;
   // The spacing of the grid the values lie on (0 for the tree methods, whose
   // values are interpolated). Public: it depends on the bounds and step only.
   double resolution = 0;

@@ -60,9 +60,9 @@ TEST(AqTest, LargeEpsilonReleasesTheTrueQuantiles) {
   for (size_t m : {1, 2, 3, 10, 99, 1000}) {
     const std::vector<double> quantiles = UniformQuantiles(m);
     const double epsilon_per_level = 1e4 / ApproximateQuantilesLevels(m);
-    const std::vector<int64_t> points =
-        SampleApproximateQuantiles(cells.data(), cells.size(), grid.steps(),
-                                   quantiles, epsilon_per_level, rng);
+    const std::vector<int64_t> points = SampleApproximateQuantiles(
+        cells.data(), cells.size(), grid.steps(), quantiles, epsilon_per_level,
+        AqBudgetSplit::kPerLevel, rng);
     for (size_t i = 0; i < m; ++i) {
       EXPECT_LE(RankError(cells, quantiles[i], points[i]), m == 1 ? 1 : 2)
           << "m " << m << " q " << quantiles[i];
@@ -93,8 +93,9 @@ TEST(AqTest, TailQuantilesStayNearTheDataWithLooseBounds) {
                                  static_cast<double>(steps)));
     }
     std::sort(cells.begin(), cells.end());
-    const std::vector<int64_t> points = SampleApproximateQuantiles(
-        cells.data(), cells.size(), steps, quantiles, per_level, rng);
+    const std::vector<int64_t> points =
+        SampleApproximateQuantiles(cells.data(), cells.size(), steps, quantiles,
+                                   per_level, AqBudgetSplit::kPerLevel, rng);
     for (size_t i = 0; i < quantiles.size(); ++i) {
       const double truth = cells[FloorProduct(quantiles[i], 1000)];
       error += std::fabs(static_cast<double>(points[i]) - truth) /
@@ -110,7 +111,8 @@ TEST(AqTest, ExactOutputDistributionSumsToOne) {
   double total = 0;
   for (const auto& output : AllOutputs(8, 3)) {
     total += std::exp(ApproximateQuantilesLogProbability(
-        cells.data(), cells.size(), 8, quantiles, 0.8, output, 2));
+        cells.data(), cells.size(), 8, quantiles, 0.8, AqBudgetSplit::kPerPath,
+        output, 2));
   }
   EXPECT_NEAR(total, 1.0, 1e-12);
 }
@@ -119,14 +121,18 @@ TEST(AqTest, ExactOutputDistributionSumsToOne) {
 // neighbouring pair (X, X + {x}) of small datasets, has probability ratio
 // <= e^eps, eps the total over all levels. m = 3 has 2 levels, m = 4 and 5
 // have 3, so a recursion deeper than the budget split would fail here.
-void CheckAqPrivacy(const std::vector<double>& quantiles, int64_t steps,
-                    const std::vector<double>& cell_values, size_t max_size,
-                    double min_worst_ratio) {
+double CheckAqPrivacy(const std::vector<double>& quantiles, int64_t steps,
+                      const std::vector<double>& cell_values, size_t max_size,
+                      double min_worst_ratio,
+                      AqBudgetSplit split = AqBudgetSplit::kPerLevel) {
   const auto outputs = AllOutputs(steps, quantiles.size());
   double worst_ratio = 0;
   for (double epsilon : {0.5, 2.0, 6.0}) {
+    // What the sampler is given: each node's epsilon, or the total.
     const double per_level =
-        epsilon / ApproximateQuantilesLevels(quantiles.size());
+        split == AqBudgetSplit::kPerPath
+            ? epsilon
+            : epsilon / ApproximateQuantilesLevels(quantiles.size());
     std::vector<double> x;
     std::function<void(size_t)> each = [&](size_t from) {
       for (double added : cell_values) {
@@ -135,10 +141,11 @@ void CheckAqPrivacy(const std::vector<double>& quantiles, int64_t steps,
         std::sort(neighbour.begin(), neighbour.end());
         for (const auto& output : outputs) {
           const double a = ApproximateQuantilesLogProbability(
-              x.data(), x.size(), steps, quantiles, per_level, output, 2);
+              x.data(), x.size(), steps, quantiles, per_level, split, output,
+              2);
           const double b = ApproximateQuantilesLogProbability(
               neighbour.data(), neighbour.size(), steps, quantiles, per_level,
-              output, 2);
+              split, output, 2);
           ASSERT_FALSE(std::isnan(a) || std::isnan(b));
           ASSERT_EQ(std::isinf(a), std::isinf(b));
           if (std::isinf(a)) continue;
@@ -157,6 +164,7 @@ void CheckAqPrivacy(const std::vector<double>& quantiles, int64_t steps,
   }
   // Not vacuous: some output comes close to the bound.
   EXPECT_GT(worst_ratio, min_worst_ratio);
+  return worst_ratio;
 }
 
 TEST(AqTest, PrivacyRatioBoundedForThreeQuantiles) {
@@ -174,6 +182,54 @@ TEST(AqTest, PrivacyRatioBoundedForThreeLevels) {
   CheckAqPrivacy({0.1, 0.2, 0.5, 0.7, 0.9}, 5, {0, 2, 4}, 2, 0.4);
 }
 
+TEST(AqTest, PerPathPrivacyRatioBounded) {
+  // m = 4: the root's left child is a leaf one level above the deepest, so
+  // per path it runs with 2/3 of epsilon after the root's 1/3; the sum along
+  // that path is epsilon, and the check is against epsilon.
+  const double four = CheckAqPrivacy({0.2, 0.4, 0.6, 0.8}, 6, {0, 2, 5}, 2, 0.7,
+                                     AqBudgetSplit::kPerPath);
+  // Per level the same tree reaches less: its leaf keeps epsilon / 3.
+  const double level = CheckAqPrivacy({0.2, 0.4, 0.6, 0.8}, 6, {0, 2, 5}, 2,
+                                      0.4, AqBudgetSplit::kPerLevel);
+  EXPECT_GT(four, level + 0.1);
+  // A full tree (m = 3) is the per-level split itself.
+  CheckAqPrivacy({0.25, 0.5, 0.75}, 9, {0, 2, 4, 6, 8}, 3, 0.9,
+                 AqBudgetSplit::kPerPath);
+}
+
+TEST(AqTest, PerPathIsMoreAccurateWhereTheTreeIsNotFull) {
+  // m = 8: four of the eight quantiles sit in subtrees shallower than their
+  // level's rest (a 3-quantile subtree at 3/8 of epsilon per node, a leaf
+  // at 1/2, where per level every node has 1/4). Uniform data, eps = 1,
+  // 200 seeded releases each: the mean rank error falls by over a tenth
+  // (5.66 -> 4.84 here; the experiments: Uniform 5.6 -> 4.9 at m = 8).
+  const OutputGrid grid = OutputGrid::ForBounds(-100, 100);
+  const std::vector<double> quantiles = UniformQuantiles(8);
+  double per_level = 0;
+  double per_path = 0;
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    SeededRandom rng(seed);
+    std::vector<double> cells;
+    for (int i = 0; i < 1000; ++i)
+      cells.push_back(-5 + 10 * UniformDouble(rng));
+    std::sort(cells.begin(), cells.end());
+    ConvertToPoints(cells.data(), cells.size(), grid);
+    for (const AqBudgetSplit split :
+         {AqBudgetSplit::kPerLevel, AqBudgetSplit::kPerPath}) {
+      const bool path = split == AqBudgetSplit::kPerPath;
+      const auto points = SampleApproximateQuantiles(
+          cells.data(), cells.size(), grid.steps(), quantiles,
+          path ? 1.0 : 1.0 / ApproximateQuantilesLevels(8), split, rng);
+      for (size_t i = 0; i < quantiles.size(); ++i) {
+        (path ? per_path : per_level) +=
+            static_cast<double>(RankError(cells, quantiles[i], points[i]));
+      }
+    }
+  }
+  EXPECT_LT(per_path, 0.9 * per_level)
+      << per_path / 1600 << " against " << per_level / 1600;
+}
+
 TEST(AqTest, SamplerMatchesTheExactJointDistribution) {
   const int64_t steps = 7;
   const std::vector<double> cells = {0, 2, 2, 3, 5, 6};
@@ -184,14 +240,16 @@ TEST(AqTest, SamplerMatchesTheExactJointDistribution) {
   for (const auto& output : outputs) {
     index[output] = probabilities.size();
     probabilities.push_back(std::exp(ApproximateQuantilesLogProbability(
-        cells.data(), cells.size(), steps, quantiles, 1.2, output, 2)));
+        cells.data(), cells.size(), steps, quantiles, 1.2,
+        AqBudgetSplit::kPerPath, output, 2)));
   }
   SeededRandom rng(31);
   const int draws = 100000;
   std::vector<double> counts(outputs.size(), 0);
   for (int i = 0; i < draws; ++i) {
-    const auto points = SampleApproximateQuantiles(
-        cells.data(), cells.size(), steps, quantiles, 1.2, rng, 2);
+    const auto points =
+        SampleApproximateQuantiles(cells.data(), cells.size(), steps, quantiles,
+                                   1.2, AqBudgetSplit::kPerPath, rng, 2);
     auto it = index.find(points);
     ASSERT_NE(it, index.end()) << "output is not non-decreasing";
     counts[it->second] += 1;
@@ -210,7 +268,8 @@ TEST(AqTest, EdgeSizesGiveOrderedPointsInRange) {
     for (size_t i = 0; i < n; ++i) cells.push_back(7e14 * (i + 1));
     for (size_t m : {1, 2, 1000}) {
       const auto points = SampleApproximateQuantiles(
-          cells.data(), n, steps, UniformQuantiles(m), 1.0, rng);
+          cells.data(), n, steps, UniformQuantiles(m), 1.0,
+          AqBudgetSplit::kPerPath, rng);
       ASSERT_EQ(points.size(), m);
       EXPECT_TRUE(std::is_sorted(points.begin(), points.end()));
       EXPECT_GE(points.front(), 0);
@@ -231,8 +290,8 @@ std::vector<int64_t> AqRankErrors(std::vector<double> values, double lower,
   std::vector<double> cells = values;
   ConvertToPoints(cells.data(), cells.size(), grid);
   const auto points = SampleApproximateQuantiles(
-      cells.data(), cells.size(), grid.steps(), quantiles,
-      epsilon / ApproximateQuantilesLevels(quantiles.size()), rng);
+      cells.data(), cells.size(), grid.steps(), quantiles, epsilon,
+      AqBudgetSplit::kPerPath, rng);
   std::vector<int64_t> errors;
   released->clear();
   for (size_t i = 0; i < quantiles.size(); ++i) {

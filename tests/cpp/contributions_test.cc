@@ -151,7 +151,14 @@ double CheckPersonPrivacy(const std::vector<double>& quantiles, int64_t steps,
                           int64_t k) {
   double worst_ratio = 0;
   for (double epsilon : {0.1, 1.0, 4.0}) {
+    // What the release gives AQ: the per-record budget, shared along each
+    // path (aq.h); its root runs with the reported epsilon.
     const double per_level = PerLevelEpsilon(quantiles, steps, epsilon, k);
+    const double per_record =
+        PerRecordBudget(PrivacyBudget::Pure(epsilon), k).epsilon;
+    EXPECT_EQ(
+        per_level,
+        DivideDown(per_record, ApproximateQuantilesLevels(quantiles.size())));
     // Every multiset of exactly k added records.
     std::vector<std::vector<double>> additions;
     testing::ForEachMultiset(cells, static_cast<size_t>(k),
@@ -168,10 +175,11 @@ double CheckPersonPrivacy(const std::vector<double>& quantiles, int64_t steps,
             std::sort(neighbour.begin(), neighbour.end());
             for (const auto& output : outputs) {
               const double a = ApproximateQuantilesLogProbability(
-                  x.data(), x.size(), steps, quantiles, per_level, output, 2);
+                  x.data(), x.size(), steps, quantiles, per_record,
+                  AqBudgetSplit::kPerPath, output, 2);
               const double b = ApproximateQuantilesLogProbability(
                   neighbour.data(), neighbour.size(), steps, quantiles,
-                  per_level, output, 2);
+                  per_record, AqBudgetSplit::kPerPath, output, 2);
               EXPECT_EQ(std::isinf(a), std::isinf(b));
               if (std::isinf(a) || std::isinf(b)) continue;
               EXPECT_LE(std::fabs(a - b), epsilon + 1e-9);

@@ -61,6 +61,14 @@ bool AtMostQuotient(double c, double a, double b) {
   return std::fma(-c, b, a) >= 0;
 }
 
+// x + y <= a exactly: TwoSum gives the exact sum as s + error.
+bool SumAtMost(double x, double y, double a) {
+  const double sum = x + y;
+  const double y_part = sum - x;
+  const double error = (x - (sum - y_part)) + (y - y_part);
+  return sum < a || (sum == a && error <= 0);
+}
+
 TEST(DirectedRoundingTest, SharesRoundDownAndScalesUp) {
   for (double epsilon : {1.0 / 3.0, 0.1, 0.7, 1e-7, 3.0, 1e300}) {
     for (int parts : {3, 7, 10, 24}) {
@@ -72,6 +80,24 @@ TEST(DirectedRoundingTest, SharesRoundDownAndScalesUp) {
     }
     const double scale = ReciprocalUp(epsilon);
     EXPECT_GE(std::fma(scale, epsilon, -1.0), 0) << epsilon;
+  }
+  // Remainders round down: d <= a - b exactly, and a path of shares and
+  // remainders, as AQ's per-path split takes them, never sums above the
+  // whole: each step's share plus what is left is at most what was left.
+  for (double a : {1.0, 0.1, 0.7, 1e-7, 3.0}) {
+    for (double b : {a / 3, a / 7, a * 0.999, 1e-17 * a, 0.0}) {
+      const double d = SubtractDown(a, b);
+      EXPECT_TRUE(SumAtMost(d, b, a)) << a << " " << b;
+      EXPECT_GE(d, 0);
+      EXPECT_GT(d, (a - b) - 4e-16 * a);
+    }
+    double left = a;
+    for (int height = 7; height >= 1; --height) {
+      const double share = DivideDown(left, height);
+      const double rest = SubtractDown(left, share);
+      EXPECT_TRUE(SumAtMost(share, rest, left)) << a << " " << height;
+      left = rest;
+    }
   }
   // The case the review found: fl(1 / fl(1/3)) is exactly 3, below the scale
   // 1 / fl(1/3) that epsilon = fl(1/3) needs.

@@ -326,7 +326,11 @@ export interface QuantilesRelease {
   intervals?: ConfidenceIntervals;
   /** AQ: recursion levels the budget was split over (0 otherwise). */
   levels: number;
-  /** Epsilon each exponential mechanism ran with (0 for the tree methods). */
+  /**
+   * Epsilon each exponential mechanism ran with (0 for the tree methods).
+   * AQ under `epsilon`: its root's, the smallest (nodes over subtrees a level
+   * short of the rest get more; docs/algorithms/aq.md).
+   */
   mechanismEpsilon: number;
   /**
    * The spacing of the public grid the values lie on: the `step`, the

@@ -219,30 +219,23 @@ double CheckAqZcdp(const std::vector<double>& quantiles, int64_t steps,
       for (double t : terms) sum += std::exp(t - top);
       return (top + std::log(sum)) / (alpha - 1);
     };
-    std::vector<double> x;
-    std::function<void(size_t)> each = [&](size_t from) {
-      const std::vector<double> base = logs(x);
-      for (double added : cell_values) {
-        std::vector<double> neighbour = x;
-        neighbour.push_back(added);
-        std::sort(neighbour.begin(), neighbour.end());
-        const std::vector<double> other = logs(neighbour);
-        for (double alpha : {1.5, 2.0, 5.0, 20.0}) {
-          for (const double d : {divergence(base, other, alpha),
-                                 divergence(other, base, alpha)}) {
-            ASSERT_LE(d, alpha * rho * (1 + 1e-9)) << alpha << " " << rho;
-            worst = std::max(worst, d / (alpha * rho));
+    testing::ForEachMultiset(
+        cell_values, max_size, [&](const std::vector<double>& x) {
+          const std::vector<double> base = logs(x);
+          for (double added : cell_values) {
+            std::vector<double> neighbour = x;
+            neighbour.push_back(added);
+            std::sort(neighbour.begin(), neighbour.end());
+            const std::vector<double> other = logs(neighbour);
+            for (double alpha : {1.5, 2.0, 5.0, 20.0}) {
+              for (const double d : {divergence(base, other, alpha),
+                                     divergence(other, base, alpha)}) {
+                ASSERT_LE(d, alpha * rho * (1 + 1e-9)) << alpha << " " << rho;
+                worst = std::max(worst, d / (alpha * rho));
+              }
+            }
           }
-        }
-      }
-      if (x.size() == max_size) return;
-      for (size_t i = from; i < cell_values.size(); ++i) {
-        x.push_back(cell_values[i]);
-        each(i);
-        x.pop_back();
-      }
-    };
-    each(0);
+        });
   }
   return worst;
 }

@@ -84,7 +84,8 @@ StatusOr<AggTreeShape> AggTreeShapeForPoints(int64_t points, int64_t branching,
     return Status(StatusCode::kInvalidOption,
                   "height " + std::to_string(height) + " needs branching " +
                       std::to_string(branching) +
-                      " for the step grid's points; branching is at most 1024");
+                      " for the grid's points (the step's or the buckets'); "
+                      "branching is at most 1024");
   }
   shape.branching = static_cast<int>(branching);
   shape.height = static_cast<int>(height);
@@ -93,9 +94,9 @@ StatusOr<AggTreeShape> AggTreeShapeForPoints(int64_t points, int64_t branching,
   if (Leaves(shape) < points) {
     return Status(StatusCode::kInvalidOption,
                   "branching^height (" + std::to_string(Leaves(shape)) +
-                      " leaves) is below the step grid's " +
-                      std::to_string(points) +
-                      " points (aggtree with a step has one leaf per point)");
+                      " leaves) is below the grid's " + std::to_string(points) +
+                      " points (aggtree has one leaf per point of a step or "
+                      "bucket grid)");
   }
   return shape;
 }

@@ -334,22 +334,24 @@ Status RunAggTree(Context& c, ReleaseReport* report,
   // A step, or buckets of at most kMaxTreeLeaves - 1 (whose records all sit
   // on bucket edges): one leaf per grid point, releasing the point itself;
   // the shape from what was given. Finer buckets keep the equal leaves.
-  StatusOr<OutputGrid> grid = ReleaseGrid(c);
-  if (!grid.ok()) return grid.status();
-  if (c.options.Number("step").has_value() ||
-      (c.request.buckets.has_value() &&
-       grid.value().steps() + 1 <= kMaxTreeLeaves)) {
-    StatusOr<AggTreeShape> fitted = AggTreeShapeForPoints(
-        grid.value().steps() + 1,
-        c.options.Number("branching").has_value() ? branching.value() : 0,
-        c.options.Number("height").has_value() ? height.value() : 0,
-        shape.aggregate);
-    if (!fitted.ok()) return fitted.status();
-    report->resolution = grid.value().resolution();
-    return MoveInto(ReleaseAggTree(c.data, c.count, c.request.lower,
-                                   c.request.upper, c.quantiles, fitted.value(),
-                                   c.budget, c.rng, c.weights, &grid.value()),
-                    values);
+  if (c.options.Number("step").has_value() || c.request.buckets.has_value()) {
+    StatusOr<OutputGrid> grid = ReleaseGrid(c);
+    if (!grid.ok()) return grid.status();
+    if (c.options.Number("step").has_value() ||
+        grid.value().steps() + 1 <= kMaxTreeLeaves) {
+      StatusOr<AggTreeShape> fitted = AggTreeShapeForPoints(
+          grid.value().steps() + 1,
+          c.options.Number("branching").has_value() ? branching.value() : 0,
+          c.options.Number("height").has_value() ? height.value() : 0,
+          shape.aggregate);
+      if (!fitted.ok()) return fitted.status();
+      report->resolution = grid.value().resolution();
+      return MoveInto(
+          ReleaseAggTree(c.data, c.count, c.request.lower, c.request.upper,
+                         c.quantiles, fitted.value(), c.budget, c.rng,
+                         c.weights, &grid.value()),
+          values);
+    }
   }
   Status status = ValidateAggTreeShape(shape);
   if (!status.ok()) return status;

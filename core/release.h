@@ -87,8 +87,9 @@ struct ReleaseReport {
   // Epsilon of each exponential mechanism run; AQ under epsilon: the root's,
   // the smallest (nodes over shallower subtrees get more, aq.h).
   double mechanism_epsilon = 0;
-  // The spacing of the grid the values lie on (0 for the tree methods, whose
-  // values are interpolated). Public: it depends on the bounds and step only.
+  // The spacing of the grid the values lie on (0 for the tree methods whose
+  // values are interpolated: the tree CDF, and AggTree without a step or
+  // buckets). Public: it depends on the bounds, step and buckets only.
   double resolution = 0;
 };
 

@@ -212,6 +212,18 @@ TEST(CountsTest, AggTreeAndTheDefaultReleaseBucketEdgesFromCounts) {
     EXPECT_EQ(from_rows, from_counts) << m;
     for (double v : from_counts) EXPECT_EQ(v, std::floor(v)) << m;
   }
+  // A given shape with fewer leaves than the buckets' points is a typed
+  // error that says why, and the next release works.
+  ReleaseRequest small = request;
+  small.options = {{"branching", 2}, {"height", 3}};
+  double none = 0;
+  const StatusOr<ReleaseReport> refused =
+      ReleaseFromCounts(counts.data(), counts.size(), small, &none);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidOption);
+  EXPECT_NE(refused.status().message().find("bucket grid"), std::string::npos)
+      << refused.status().message();
+  EXPECT_TRUE(
+      ReleaseFromCounts(counts.data(), counts.size(), request, &none).ok());
   // Past 2^21 - 1 buckets AggTree keeps its equal leaves (interpolated).
   const auto fine = static_cast<size_t>(kMaxTreeLeaves);
   std::vector<double> many(fine, 0);

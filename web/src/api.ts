@@ -114,10 +114,9 @@ export interface PerPersonOptions {
 /**
  * The default (`method` left out, or `'auto'`): picks `'aq'` or `'aggtree'`
  * from public parameters only, never from the data. AggTree on the grid
- * when a `step` grid, or the `buckets`' (counts' too), has P <= 2^21
- * points and there are m >= max(5, P / 24)
- * distinct quantiles with `epsilon` (P <= 128 and m >= 40 with `rho`); AQ
- * otherwise. The release's `method` says which ran. Measured in
+ * when a `step` grid, or the `buckets`' (counts' too), has P <= 2^21 points
+ * and there are m >= max(5, P / 24) distinct quantiles with `epsilon`
+ * (P <= 128 and m >= 40 with `rho`); AQ otherwise. The release's `method` says which ran. Measured in
  * docs/experiments: a tree over few grid points counts atoms exactly and
  * its error does not grow with m; AQ is far better for few quantiles, on
  * fine grids and under zCDP.

@@ -185,14 +185,15 @@ StatusOr<BoundsReport> ReleaseBounds(const double* values, size_t n,
                   "protect a person, or neither");
   }
   int64_t k = 0;
-  PrivacyBudget noise_budget = budget.value();
+  // The noise runs at or below the decimals written (privacy.h).
+  PrivacyBudget noise_budget = AtOrBelowWritten(budget.value());
   Neighbouring neighbouring = Neighbouring::kAddRemove;
   if (request.max_contributions.has_value()) {
     StatusOr<int64_t> valid =
         ValidateMaxContributions(*request.max_contributions);
     if (!valid.ok()) return valid.status();
     k = valid.value();
-    noise_budget = PerRecordBudget(budget.value(), k);
+    noise_budget = PerRecordBudget(noise_budget, k);
     neighbouring = Neighbouring::kAddRemoveUser;
   }
   std::unique_ptr<RandomSource> rng = MakeRandomSource(request.seed);

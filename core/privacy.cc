@@ -7,10 +7,13 @@
 #include <utility>
 #include <vector>
 
+#include "core/decimal.h"
+
 namespace dpq {
 namespace {
 
 constexpr double kInfinityUp = std::numeric_limits<double>::infinity();
+constexpr double kInfinityDown = -std::numeric_limits<double>::infinity();
 
 Status CheckPositiveFinite(const char* name, double value) {
   if (std::isnan(value)) {
@@ -102,32 +105,37 @@ double OptimalExponentialCompositionDelta(double epsilon_part, int parts,
 
 double DivideDown(double numerator, double denominator) {
   const double q = numerator / denominator;
-  // q b - a > 0 exactly means q > a / b (b > 0).
-  return std::fma(q, denominator, -numerator) > 0 ? std::nextafter(q, 0.0) : q;
+  // q - a / b = (q b - a) / b, so q is above a / b exactly when q b - a
+  // (exact by fma) has the sign of b.
+  const double error = std::fma(q, denominator, -numerator);
+  const bool above = denominator > 0 ? error > 0 : error < 0;
+  return above ? std::nextafter(q, kInfinityDown) : q;
 }
 
 double MultiplyDown(double a, double b) {
   const double p = a * b;
-  return std::fma(a, b, -p) < 0 ? std::nextafter(p, 0.0) : p;
+  return std::fma(a, b, -p) < 0 ? std::nextafter(p, kInfinityDown) : p;
 }
 
 double SubtractDown(double a, double b) {
+  // TwoSum of a and -b: d plus `error` is a - b exactly, any signs.
   const double d = a - b;
-  // Fast2Sum (exact for |a| >= |b|): the exact a - b is d + ((a - d) - b),
-  // so d is above it exactly when that error term is negative.
-  return (a - d) - b < 0 ? std::nextafter(d, -1.0) : d;
+  const double a_part = d + b;
+  const double b_part = d - a_part;
+  const double error = (a - a_part) + (-b - b_part);
+  return error < 0 ? std::nextafter(d, kInfinityDown) : d;
 }
 
 double SqrtDown(double x) {
   const double r = std::sqrt(x);
-  return std::fma(r, r, -x) > 0 ? std::nextafter(r, 0.0) : r;
+  return std::fma(r, r, -x) > 0 ? std::nextafter(r, kInfinityDown) : r;
 }
 
 double ReciprocalUp(double x) {
   const double r = 1 / x;
-  return std::fma(r, x, -1.0) < 0
-             ? std::nextafter(r, std::numeric_limits<double>::infinity())
-             : r;
+  // r x - 1 < 0 means r < 1 / x for x > 0, and r > 1 / x for x < 0.
+  const double error = std::fma(r, x, -1.0);
+  return (x > 0 ? error < 0 : error > 0) ? std::nextafter(r, kInfinityUp) : r;
 }
 
 double AddUp(double a, double b) {
@@ -145,10 +153,20 @@ double MultiplyUp(double a, double b) {
                                       : product;
 }
 
-double ExpUp(double x) {
-  double up = std::exp(x);
-  for (int i = 0; i < 3; ++i) up = std::nextafter(up, kInfinityUp);
+double ExpUp(double x) { return RoundUpUlps(std::exp(x), 3); }
+
+double RoundUpUlps(double x, int ulps) {
+  double up = x;
+  for (int i = 0; i < ulps; ++i) up = std::nextafter(up, kInfinityUp);
   return up;
+}
+
+PrivacyBudget AtOrBelowWritten(const PrivacyBudget& written) {
+  PrivacyBudget running = written;
+  running.epsilon = Decimal::Written(written.epsilon).Down();
+  running.delta = Decimal::Written(written.delta).Down();
+  running.rho = Decimal::Written(written.rho).Down();
+  return running;
 }
 
 BudgetSplit SplitBudget(const PrivacyBudget& budget, double share) {
@@ -157,7 +175,8 @@ BudgetSplit SplitBudget(const PrivacyBudget& budget, double share) {
   auto parts = [share](double x) {
     const double part = MultiplyDown(x, share);
     double rest = MultiplyDown(x, 1 - share);
-    while (rest > 0 && AddUp(part, rest) > x) rest = std::nextafter(rest, 0.0);
+    while (rest > 0 && AddUp(part, rest) > x)
+      rest = std::nextafter(rest, kInfinityDown);
     return std::pair<double, double>(rest, part);
   };
   BudgetSplit split{budget, budget};
@@ -171,6 +190,17 @@ BudgetSplit SplitBudget(const PrivacyBudget& budget, double share) {
   split.rest.epsilon = rest;
   split.share = PrivacyBudget::Pure(part);
   return split;
+}
+
+PrivacyBudget WrittenShare(const PrivacyBudget& written, double share) {
+  const Decimal fraction = Decimal::Written(share);
+  auto part = [&](double x) {
+    return Decimal::Written(x).Times(fraction).Nearest();
+  };
+  if (written.kind == PrivacyBudget::Kind::kZcdp) {
+    return PrivacyBudget::Zcdp(part(written.rho));
+  }
+  return PrivacyBudget::Pure(part(written.epsilon));
 }
 
 double ExponentialMechanismEpsilonPerPart(const PrivacyBudget& budget,

@@ -51,16 +51,28 @@ StatusOr<PrivacyBudget> WithDelta(const PrivacyBudget& budget, double delta);
 // Directed rounding for budget arithmetic (privacy-relevant): a share of a
 // budget must never round above its exact value, and a noise scale never
 // below. Each returns the double next to the correctly rounded result on the
-// safe side when that result fell on the unsafe one (checked exactly by fma).
+// safe side (toward -infinity or +infinity, whatever the signs) when that
+// result fell on the unsafe one (checked exactly by fma or TwoSum).
 double DivideDown(double numerator, double denominator);  // <= a / b
 double MultiplyDown(double a, double b);                  // <= a b
-double SubtractDown(double a, double b);  // <= a - b, for a >= b >= 0
-double SqrtDown(double x);                // <= sqrt(x)
-double ReciprocalUp(double x);            // >= 1 / x
-double AddUp(double a, double b);         // >= a + b
-double MultiplyUp(double a, double b);    // >= a b, for a, b >= 0
-// >= e^x for x >= 0: libm's exp is within an ulp or two, so three ulps up.
+double SubtractDown(double a, double b);                  // <= a - b
+double SqrtDown(double x);                                // <= sqrt(x)
+double ReciprocalUp(double x);                            // >= 1 / x
+double AddUp(double a, double b);                         // >= a + b
+double MultiplyUp(double a, double b);                    // >= a b
+// >= e^x: libm's exp is within an ulp or two, so three ulps up.
 double ExpUp(double x);
+// >= x for x within `ulps` units in the last place of an exact value y
+// (any sign): the result is >= y. For a floating-point evaluation that is
+// within a few ulps of the quantity it bounds.
+double RoundUpUlps(double x, int ulps);
+
+// The budget a mechanism runs with for a budget its caller wrote: each part
+// the largest double at or below the decimal it prints as (decimal.h). fl(0.2)
+// is above one fifth, so epsilon 0.2 runs as the double below it and the
+// guarantee is never above what the session's ledger (exact decimals) says.
+// Privacy-relevant.
+PrivacyBudget AtOrBelowWritten(const PrivacyBudget& written);
 
 // Splits `budget` in two parts that compose to at most it: `share` in
 // (0, 1) of it as the second, the rest as the first, both rounded down.
@@ -70,6 +82,10 @@ struct BudgetSplit {
   PrivacyBudget share;
 };
 BudgetSplit SplitBudget(const PrivacyBudget& budget, double share);
+// SplitBudget's share as the ledger reports it: the exact product of the
+// decimals written, to the nearest double (0.2 x 0.25 is 0.05). For reports;
+// a mechanism runs with SplitBudget of AtOrBelowWritten, which is at most it.
+PrivacyBudget WrittenShare(const PrivacyBudget& written, double share);
 
 // Most parts the optimal composition (epsilon with delta) takes: each
 // bisection step costs O(parts^2), and this keeps a release under about a

@@ -648,15 +648,18 @@ StatusOr<ReleaseReport> Release(double* data, size_t count,
   report.neighbouring = NeighbouringName(neighbouring);
   report.max_contributions = max_contributions;
   report.seeded = request.seed.has_value();
-  PrivacyBudget per_record = spend;
+  // The mechanisms run at or below the decimals written (privacy.h); every
+  // split below divides that, rounding down.
+  PrivacyBudget per_record = AtOrBelowWritten(spend);
   PrivacyBudget intervals_per_record;
   if (interval_grid.has_value()) {
     // The values get the rest of the budget, the intervals their share.
-    const BudgetSplit split = SplitBudget(spend, interval_share);
+    const BudgetSplit split = SplitBudget(per_record, interval_share);
     per_record = split.rest;
     intervals_per_record = split.share;
     report.has_intervals = true;
-    report.interval_spent = split.share;
+    // Reported as the ledger sees it: the share of the decimals written.
+    report.interval_spent = WrittenShare(spend, interval_share);
   }
   if (max_contributions > 0) {
     count =

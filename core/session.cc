@@ -3,18 +3,33 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace dpq {
 namespace {
 
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
+// epsilon(alpha) of ZcdpToApproxEpsilon in floating point, and the sum of
+// its terms' magnitudes, which bounds how far rounding can move it (the
+// terms can cancel, so the value's own magnitude does not).
+struct EpsilonEstimate {
+  double value;
+  double magnitude;
+};
 
-// epsilon(alpha) of ZcdpToApproxEpsilon, in floating point.
-double EpsilonAt(double alpha, double rho, double log_inverse_delta) {
-  return alpha * rho + (log_inverse_delta + alpha * std::log1p(-1 / alpha) -
-                        std::log(alpha - 1)) /
-                           (alpha - 1);
+EpsilonEstimate EpsilonAt(double alpha, double rho, double log_inverse_delta) {
+  const double linear = alpha * rho;
+  const double tail = alpha * std::log1p(-1 / alpha);
+  const double log_gap = std::log(alpha - 1);
+  const double value =
+      linear + (log_inverse_delta + tail - log_gap) / (alpha - 1);
+  const double magnitude = linear + (std::fabs(log_inverse_delta) +
+                                     std::fabs(tail) + std::fabs(log_gap)) /
+                                        (alpha - 1);
+  return {value, magnitude};
 }
+
+// The ledger's decimal of a part a caller wrote.
+Decimal Written(double x) { return Decimal::Written(x); }
 
 }  // namespace
 
@@ -30,7 +45,8 @@ const char* NeighbouringName(Neighbouring neighbouring) {
   return "";
 }
 
-double ZcdpToApproxEpsilon(double rho, double delta) {
+double ZcdpToApproxEpsilon(double rho, double delta, double* alpha_used) {
+  if (alpha_used != nullptr) *alpha_used = 0;
   if (!(rho > 0)) return 0;
   const double log_inverse_delta = -std::log(delta);
   // epsilon(alpha) is unimodal in alpha > 1: golden-section search on
@@ -42,7 +58,7 @@ double ZcdpToApproxEpsilon(double rho, double delta) {
   double high = center + 20;
   const double golden = (std::sqrt(5.0) - 1) / 2;
   auto value = [&](double t) {
-    return EpsilonAt(1 + std::exp(t), rho, log_inverse_delta);
+    return EpsilonAt(1 + std::exp(t), rho, log_inverse_delta).value;
   };
   double a = high - golden * (high - low);
   double b = low + golden * (high - low);
@@ -63,12 +79,23 @@ double ZcdpToApproxEpsilon(double rho, double delta) {
       fb = value(b);
     }
   }
-  const double best = std::min(fa, fb);
+  // The value at the alpha found, rounded up: each term is within a few ulps
+  // of its exact value, so 2^-40 of the terms' magnitudes (not of the value:
+  // they can cancel) covers the rounding, toward +infinity whatever the sign.
+  // Privacy-relevant.
+  const double alpha = 1 + std::exp(fa < fb ? a : b);
+  const EpsilonEstimate best = EpsilonAt(alpha, rho, log_inverse_delta);
+  double found = AddUp(best.value, std::ldexp(best.magnitude, -40));
+  if (alpha_used != nullptr) *alpha_used = alpha;
+  // The common bound's terms are positive: relative rounding suffices.
   const double common = rho + 2 * std::sqrt(rho * log_inverse_delta);
-  // The floating-point evaluation is within a few ulps of the exact
-  // epsilon(alpha); 2^-40 relative covers it (privacy-relevant: upward).
-  const double found = std::isfinite(best) ? std::min(best, common) : common;
-  return found * (1 + std::ldexp(1.0, -40)) + 1e-300;
+  const double common_up = RoundUpUlps(common, 8);
+  if (!std::isfinite(found) || !(found <= common_up)) {
+    found = common_up;
+    if (alpha_used != nullptr) *alpha_used = 0;
+  }
+  // (epsilon, delta)-DP with epsilon < 0 is also (0, delta)-DP.
+  return std::max(0.0, AddUp(found, 1e-300));
 }
 
 StatusOr<PrivacySession> PrivacySession::Create(const PrivacyBudget& total,
@@ -89,6 +116,7 @@ StatusOr<PrivacySession> PrivacySession::Create(const PrivacyBudget& total,
 }
 
 std::string PrivacySession::Describe(const PrivacyBudget& budget) {
+  // The doubles as written (FormatNumber prints the shortest decimal).
   switch (budget.kind) {
     case PrivacyBudget::Kind::kPure:
       return "epsilon = " + FormatNumber(budget.epsilon);
@@ -97,6 +125,24 @@ std::string PrivacySession::Describe(const PrivacyBudget& budget) {
     case PrivacyBudget::Kind::kApprox:
       return "epsilon = " + FormatNumber(budget.epsilon) +
              ", delta = " + FormatNumber(budget.delta);
+  }
+  return "";
+}
+
+std::string PrivacySession::Describe(const Ledger& ledger,
+                                     PrivacyBudget::Kind kind) {
+  // 17 significant digits at most, rounded up: a sum just above a total
+  // never prints as the total.
+  auto text = [](const Decimal& d) { return d.ToString(17); };
+  switch (kind) {
+    case PrivacyBudget::Kind::kPure:
+      return "epsilon = " + text(ledger.epsilon);
+    case PrivacyBudget::Kind::kZcdp:
+      return "rho = " + text(ledger.rho);
+    case PrivacyBudget::Kind::kApprox:
+      return (ledger.unbounded ? std::string("epsilon = Infinity")
+                               : "epsilon = " + text(ledger.epsilon)) +
+             ", delta = " + text(ledger.delta);
   }
   return "";
 }
@@ -125,108 +171,134 @@ StatusOr<PrivacySession::Totals> PrivacySession::With(
         "public; an add-remove session cannot hold it (create the session "
         "with neighbouring 'replace-one')");
   }
+  if (cost.kind == PrivacyBudget::Kind::kZcdp &&
+      total_.kind == PrivacyBudget::Kind::kPure) {
+    return Status(StatusCode::kInvalidPrivacy,
+                  "a pure epsilon session cannot hold a rho-zCDP release "
+                  "(zCDP does not imply pure DP): create the session with "
+                  "rho, or with epsilon and delta");
+  }
+  if (cost.kind == PrivacyBudget::Kind::kApprox &&
+      total_.kind != PrivacyBudget::Kind::kApprox) {
+    return Status(StatusCode::kInvalidPrivacy,
+                  "an (epsilon, delta) release needs a session with epsilon "
+                  "and delta");
+  }
+  // The decimals the caller wrote.
+  Decimal epsilon = Written(cost.epsilon);
+  Decimal delta = Written(cost.delta);
+  Decimal rho = Written(cost.rho);
   // An add-remove release inside a replace-one session: group privacy for
   // the two records a replacement removes and adds.
   // A per-person release with k = 1 inside an add-remove session: a record
   // added to a person already at k swaps a kept record (session.h).
-  PrivacyBudget charged = cost;
   const bool twice = (release == Neighbouring::kAddRemove &&
                       neighbouring_ == Neighbouring::kReplaceOne) ||
                      (per_person && neighbouring_ == Neighbouring::kAddRemove &&
                       max_contributions < 2);
   if (twice) {
-    charged.epsilon = 2 * cost.epsilon;
-    charged.rho = 4 * cost.rho;
     if (cost.kind == PrivacyBudget::Kind::kApprox) {
-      charged.delta = MultiplyUp(cost.delta, AddUp(1, ExpUp(cost.epsilon)));
+      // (1 + e^epsilon) delta, rounded up.
+      delta =
+          Decimal::Exact(MultiplyUp(delta.Up(), AddUp(1, ExpUp(epsilon.Up()))));
     }
+    epsilon = epsilon.TimesInteger(2);
+    rho = rho.TimesInteger(4);
   }
   Totals next = totals_;
-  switch (charged.kind) {
+  switch (cost.kind) {
     case PrivacyBudget::Kind::kPure:
-      next.pure_epsilon = AddUp(next.pure_epsilon, charged.epsilon);
-      next.pure_as_rho = AddUp(
-          next.pure_as_rho, MultiplyUp(charged.epsilon, charged.epsilon) / 2);
+      next.pure_epsilon = next.pure_epsilon.Plus(epsilon);
+      // epsilon^2 / 2, exactly.
+      next.pure_as_rho =
+          next.pure_as_rho.Plus(epsilon.Times(epsilon).Times(Half()));
       break;
     case PrivacyBudget::Kind::kZcdp:
-      if (total_.kind == PrivacyBudget::Kind::kPure) {
-        return Status(StatusCode::kInvalidPrivacy,
-                      "a pure epsilon session cannot hold a rho-zCDP "
-                      "release (create the session with rho, or with "
-                      "epsilon and delta)");
-      }
-      next.rho = AddUp(next.rho, charged.rho);
+      next.rho = next.rho.Plus(rho);
       break;
     case PrivacyBudget::Kind::kApprox:
-      if (total_.kind != PrivacyBudget::Kind::kApprox) {
-        return Status(StatusCode::kInvalidPrivacy,
-                      "an (epsilon, delta) release needs a session with "
-                      "epsilon and delta");
-      }
-      next.approx_epsilon = AddUp(next.approx_epsilon, charged.epsilon);
-      next.approx_delta = AddUp(next.approx_delta, charged.delta);
+      next.approx_epsilon = next.approx_epsilon.Plus(epsilon);
+      next.approx_delta = next.approx_delta.Plus(delta);
       break;
   }
   return next;
 }
 
-PrivacyBudget PrivacySession::SpentOf(const Totals& t) const {
+Decimal PrivacySession::Half() {
+  static const Decimal half = *Decimal::Parse("0.5");
+  return half;
+}
+
+PrivacySession::Ledger PrivacySession::SpentOf(const Totals& t) const {
+  Ledger spent;
   switch (total_.kind) {
     case PrivacyBudget::Kind::kPure:
-      return PrivacyBudget::Pure(t.pure_epsilon);
+      spent.epsilon = t.pure_epsilon;
+      return spent;
     case PrivacyBudget::Kind::kZcdp:
-      return PrivacyBudget::Zcdp(AddUp(t.rho, t.pure_as_rho));
+      spent.rho = t.rho.Plus(t.pure_as_rho);
+      return spent;
     case PrivacyBudget::Kind::kApprox:
       break;
   }
-  // (epsilon, delta): the delta not taken by (epsilon, delta) releases goes
-  // to the conversion of the zCDP part, rounded down.
-  const bool has_zcdp = t.rho > 0;
-  double left = total_.delta - t.approx_delta;
-  left = left > 0 ? std::nextafter(left, 0.0) : 0;
-  auto converted = [&](double rho) {
-    if (!(rho > 0)) return 0.0;
-    return left > 0 ? ZcdpToApproxEpsilon(rho, left) : kInfinity;
+  // (epsilon, delta), docs/sessions.md: the (epsilon, delta) releases' parts
+  // add; the zCDP part converts once with the delta they leave, at a double
+  // at or below it; pure releases add their epsilon or join the zCDP part
+  // as epsilon^2 / 2, whichever gives less.
+  const Decimal total_delta = Written(total_.delta);
+  const Decimal left = t.approx_delta <= total_delta
+                           ? total_delta.Minus(t.approx_delta)
+                           : Decimal();
+  const double conversion_delta = left.Down();
+  const bool has_zcdp = !t.rho.IsZero();
+  // The converted epsilon of rho, or nullopt when no delta is left for it.
+  auto converted = [&](const Decimal& rho) -> std::optional<Decimal> {
+    if (rho.IsZero()) return Decimal();
+    if (!(conversion_delta > 0)) return std::nullopt;
+    return Decimal::Exact(ZcdpToApproxEpsilon(rho.Up(), conversion_delta));
   };
-  // Pure releases added as epsilon, or folded into the zCDP part.
-  const double direct =
-      AddUp(AddUp(t.pure_epsilon, t.approx_epsilon), converted(t.rho));
-  const double folded =
-      t.pure_epsilon > 0
-          ? AddUp(t.approx_epsilon, converted(AddUp(t.rho, t.pure_as_rho)))
-          : direct;
-  const bool folds = folded < direct;
-  const double epsilon = std::min(direct, folded);
-  const bool converts = has_zcdp || (folds && t.pure_epsilon > 0);
-  return PrivacyBudget::Approx(
-      epsilon, converts ? AddUp(t.approx_delta, left) : t.approx_delta);
+  std::optional<Decimal> direct = converted(t.rho);
+  if (direct.has_value()) {
+    direct = direct->Plus(t.pure_epsilon).Plus(t.approx_epsilon);
+  }
+  std::optional<Decimal> folded = direct;
+  if (!t.pure_epsilon.IsZero()) {
+    folded = converted(t.rho.Plus(t.pure_as_rho));
+    if (folded.has_value()) folded = folded->Plus(t.approx_epsilon);
+  }
+  const bool folds =
+      folded.has_value() && (!direct.has_value() || *folded < *direct);
+  const std::optional<Decimal>& epsilon = folds ? folded : direct;
+  spent.unbounded = !epsilon.has_value();
+  if (epsilon.has_value()) spent.epsilon = *epsilon;
+  const bool converts = has_zcdp || (folds && !t.pure_epsilon.IsZero());
+  // What the conversion used is at most `left`; the rest is the releases'.
+  spent.delta = converts ? t.approx_delta.Plus(left) : t.approx_delta;
+  return spent;
+}
+
+bool PrivacySession::Fits(const Ledger& spent) const {
+  if (spent.unbounded) return false;
+  return spent.epsilon <= Written(total_.epsilon) &&
+         spent.delta <= Written(total_.delta) &&
+         spent.rho <= Written(total_.rho);
 }
 
 Status PrivacySession::Check(const PrivacyBudget& cost, Neighbouring release,
                              int64_t max_contributions) const {
   StatusOr<Totals> next = With(cost, release, max_contributions);
   if (!next.ok()) return next.status();
-  const PrivacyBudget after = SpentOf(next.value());
-  const bool fits = after.epsilon <= total_.epsilon &&
-                    after.delta <= total_.delta && after.rho <= total_.rho;
-  if (fits) return Status::Ok();
-  // Over by a hair: decimal budgets are not exact in binary (10 x 0.1 is
-  // 1 + 5.6e-17), and the session adds them exactly, rounding up.
-  const bool hair = after.epsilon <= total_.epsilon * (1 + 1e-9) &&
-                    after.delta <= total_.delta * (1 + 1e-9) &&
-                    after.rho <= total_.rho * (1 + 1e-9);
-  const std::string note =
-      hair ? " (over by less than a billionth: decimal budgets such as 0.1 "
-             "are slightly above their value in binary, and ten of them "
-             "exceed 1; give the session a little more, e.g. 1.000001)"
-           : "";
-  return Status(
-      StatusCode::kBudgetExceeded,
-      "this release (" + Describe(cost) + ", " + NeighbouringName(release) +
-          ") does not fit the session: " + Describe(Spent()) + " of " +
-          Describe(total_) + " spent in " + std::to_string(releases_) +
-          " release" + (releases_ == 1 ? "" : "s") + ", and it would make " +
-          Describe(after) + note);
+  const Ledger after = SpentOf(next.value());
+  if (Fits(after)) return Status::Ok();
+  return Status(StatusCode::kBudgetExceeded,
+                "this release (" + Describe(cost) + ", " +
+                    NeighbouringName(release) + ") does not fit the session: " +
+                    Describe(SpentOf(totals_), total_.kind) + " of " +
+                    Describe(total_) + " spent in " +
+                    std::to_string(releases_) + " release" +
+                    (releases_ == 1 ? "" : "s") + ", and it would make " +
+                    Describe(after, total_.kind) +
+                    " (budgets add up as the decimals written, exactly)");
 }
 
 Status PrivacySession::Charge(const PrivacyBudget& cost, Neighbouring release,
@@ -238,15 +310,31 @@ Status PrivacySession::Charge(const PrivacyBudget& cost, Neighbouring release,
   return Status::Ok();
 }
 
-PrivacyBudget PrivacySession::Spent() const { return SpentOf(totals_); }
+PrivacyBudget PrivacySession::Spent() const {
+  const Ledger spent = SpentOf(totals_);
+  PrivacyBudget budget = total_;
+  budget.epsilon = spent.unbounded ? std::numeric_limits<double>::infinity()
+                                   : spent.epsilon.Nearest();
+  budget.delta = spent.delta.Nearest();
+  budget.rho = spent.rho.Nearest();
+  return budget;
+}
+
+std::string PrivacySession::SpentText() const {
+  return Describe(SpentOf(totals_), total_.kind);
+}
 
 PrivacyBudget PrivacySession::Remaining() const {
-  const PrivacyBudget spent = Spent();
-  PrivacyBudget left = total_;
-  left.epsilon = std::max(0.0, total_.epsilon - spent.epsilon);
-  left.delta = std::max(0.0, total_.delta - spent.delta);
-  left.rho = std::max(0.0, total_.rho - spent.rho);
-  return left;
+  const Ledger spent = SpentOf(totals_);
+  auto left = [](double total, const Decimal& used) {
+    const Decimal written = Written(total);
+    return used <= written ? written.Minus(used).Nearest() : 0.0;
+  };
+  PrivacyBudget remaining = total_;
+  remaining.epsilon = spent.unbounded ? 0 : left(total_.epsilon, spent.epsilon);
+  remaining.delta = left(total_.delta, spent.delta);
+  remaining.rho = left(total_.rho, spent.rho);
+  return remaining;
 }
 
 }  // namespace dpq

@@ -4,7 +4,16 @@
 // the session is charged when the release succeeds (a failed call publishes
 // nothing).
 //
-// Composition (all sums rounded up, never down):
+// The ledger is exact: each epsilon, delta and rho is read as the decimal its
+// caller wrote (the shortest that reads back as its double, decimal.h), sums
+// are exact decimals and are compared with the total exactly, so 0.2 + 0.8
+// fits a total of 1 and anything more is refused. Mechanisms run with a
+// double at or below each decimal (AtOrBelowWritten), so the guarantee never
+// exceeds what the ledger says. Conversions that are not exact in decimal
+// (the zCDP conversion, group privacy's (1 + e^epsilon) delta) are rounded up
+// to a double and enter the ledger as that double's exact value.
+//
+// Composition (docs/sessions.md gives the argument for each mixture):
 //  - pure epsilon session: pure releases only; epsilons add (basic
 //    composition).
 //  - rho-zCDP session: rho adds (Bun and Steinke 2016, Lemma 2.3); a pure
@@ -41,6 +50,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/decimal.h"
 #include "core/privacy.h"
 #include "core/status.h"
 
@@ -58,7 +68,10 @@ const char* NeighbouringName(Neighbouring neighbouring);
 // numerically and the value rounded up. At most rho + 2 sqrt(rho log(1 /
 // delta)), the common bound, and about 10% below it at rho = 0.5,
 // delta = 1e-5. rho >= 0, delta in (0, 1).
-double ZcdpToApproxEpsilon(double rho, double delta);
+// `alpha_used`, if given, receives the alpha whose epsilon was returned (for
+// the tests; 0 when the common bound was).
+double ZcdpToApproxEpsilon(double rho, double delta,
+                           double* alpha_used = nullptr);
 
 class PrivacySession {
  public:
@@ -78,28 +91,42 @@ class PrivacySession {
 
   const PrivacyBudget& total() const { return total_; }
   Neighbouring neighbouring() const { return neighbouring_; }
-  // What the releases so far spend together, in the session's kind.
+  // What the releases so far spend together, in the session's kind: the
+  // nearest doubles of the exact ledger (they print as its decimals).
   PrivacyBudget Spent() const;
+  // The same as text, e.g. "epsilon = 0.3".
+  std::string SpentText() const;
   // The total minus Spent(), per part, never below 0. Informative: whether a
   // release fits is Check's answer (composition is not subtraction).
   PrivacyBudget Remaining() const;
   int releases() const { return releases_; }
 
  private:
+  // The ledger: exact sums of the decimals the releases were given.
   struct Totals {
-    double pure_epsilon = 0;    // sum of pure releases' epsilon
-    double pure_as_rho = 0;     // sum of their epsilon^2 / 2
-    double approx_epsilon = 0;  // sum of (epsilon, delta) releases' parts
-    double approx_delta = 0;
-    double rho = 0;  // sum of zCDP releases' rho
+    Decimal pure_epsilon;    // sum of pure releases' epsilon
+    Decimal pure_as_rho;     // sum of their epsilon^2 / 2
+    Decimal approx_epsilon;  // sum of (epsilon, delta) releases' parts
+    Decimal approx_delta;
+    Decimal rho;  // sum of zCDP releases' rho
+  };
+  // What the totals spend, in the session's kind.
+  struct Ledger {
+    Decimal epsilon;
+    Decimal delta;
+    Decimal rho;
+    bool unbounded = false;  // a zCDP part with no delta left to convert it
   };
   PrivacySession(const PrivacyBudget& total, Neighbouring neighbouring)
       : total_(total), neighbouring_(neighbouring) {}
   // The totals with `cost` added, or the reason it cannot be.
   StatusOr<Totals> With(const PrivacyBudget& cost, Neighbouring release,
                         int64_t max_contributions) const;
-  PrivacyBudget SpentOf(const Totals& totals) const;
+  Ledger SpentOf(const Totals& totals) const;
+  bool Fits(const Ledger& spent) const;
+  static Decimal Half();
   static std::string Describe(const PrivacyBudget& budget);
+  static std::string Describe(const Ledger& ledger, PrivacyBudget::Kind kind);
 
   PrivacyBudget total_;
   Neighbouring neighbouring_;

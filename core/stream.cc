@@ -105,9 +105,11 @@ StatusOr<ReleaseReport> QuantileStream::Release(
   report.spent = budget.value();
   report.neighbouring = NeighbouringName(neighbouring);
   std::vector<double> values;
+  // The mechanisms run at or below the decimals written (privacy.h).
+  const PrivacyBudget running = AtOrBelowWritten(budget.value());
   if (exp_gk) {
     report.mechanism_epsilon = ExponentialMechanismEpsilonPerPart(
-        budget.value(), static_cast<int>(sorted.distinct.size()));
+        running, static_cast<int>(sorted.distinct.size()));
     const OutputGrid grid(sketch_.lower(), sketch_.upper(), sketch_.steps());
     for (double q : sorted.distinct) {
       values.push_back(grid.ValueAt(
@@ -116,7 +118,7 @@ StatusOr<ReleaseReport> QuantileStream::Release(
     std::sort(values.begin(), values.end());  // post-processing
   } else {
     StatusOr<std::vector<double>> released =
-        ReleaseHistGk(sketch_, sorted.distinct, bins, budget.value(), *rng);
+        ReleaseHistGk(sketch_, sorted.distinct, bins, running, *rng);
     if (!released.ok()) return released.status();
     values = std::move(released.value());
   }

@@ -155,7 +155,8 @@ double CheckPersonPrivacy(const std::vector<double>& quantiles, int64_t steps,
     // path (aq.h); its root runs with the reported epsilon.
     const double per_level = PerLevelEpsilon(quantiles, steps, epsilon, k);
     const double per_record =
-        PerRecordBudget(PrivacyBudget::Pure(epsilon), k).epsilon;
+        PerRecordBudget(AtOrBelowWritten(PrivacyBudget::Pure(epsilon)), k)
+            .epsilon;
     EXPECT_EQ(
         per_level,
         DivideDown(per_record, ApproximateQuantilesLevels(quantiles.size())));

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/agg_tree.h"
+#include "core/decimal.h"
 #include "core/discrete_noise.h"
 #include "core/tree_cdf.h"
 
@@ -103,6 +104,57 @@ TEST(DirectedRoundingTest, SharesRoundDownAndScalesUp) {
   // 1 / fl(1/3) that epsilon = fl(1/3) needs.
   EXPECT_EQ(1 / (1.0 / 3.0), 3.0);
   EXPECT_GT(ReciprocalUp(1.0 / 3.0), 3.0);
+}
+
+TEST(DirectedRoundingTest, EverySignRoundsTheSafeWay) {
+  // Negative operands: rounding "down" by moving toward 0 would go up. Each
+  // result is checked exactly (fma, TwoSum) against the exact value, over
+  // values where the correctly rounded result falls on either side.
+  int down_moved = 0;
+  for (double a : {-1.0, -0.1, -0.7, -1e-7, -3.0, 1.0, 0.3}) {
+    for (double b : {3.0, 7.0, 0.1, -3.0, -0.7, 10.0}) {
+      const double q = DivideDown(a, b);
+      const double q_error = std::fma(q, b, -a);  // (q - a / b) b
+      EXPECT_TRUE(b > 0 ? q_error <= 0 : q_error >= 0) << a << " / " << b;
+      down_moved += q != a / b;
+      const double p = MultiplyDown(a, b);
+      EXPECT_GE(std::fma(a, b, -p), 0) << a << " * " << b;
+      const double u = MultiplyUp(a, b);
+      EXPECT_LE(std::fma(a, b, -u), 0) << a << " * " << b;
+      // d <= a - b exactly: d + b <= a, by TwoSum of d and b.
+      const double d = SubtractDown(a, b);
+      EXPECT_TRUE(SumAtMost(d, b, a)) << a << " - " << b;
+      const double sum = AddUp(a, b);
+      EXPECT_FALSE(SumAtMost(a, b, std::nextafter(sum, -INFINITY)))
+          << a << " + " << b;
+    }
+    const double r = ReciprocalUp(a);
+    const double r_error = std::fma(r, a, -1.0);  // (r - 1 / a) a
+    EXPECT_TRUE(a > 0 ? r_error >= 0 : r_error <= 0) << "1 / " << a;
+  }
+  EXPECT_GT(down_moved, 5);  // the cases do reach the correction
+  EXPECT_GE(RoundUpUlps(-0.1, 1), -0.1);
+  EXPECT_GT(RoundUpUlps(-0.1, 1), -0.1);
+}
+
+// The doubles mechanisms run with never exceed the decimals written.
+TEST(DirectedRoundingTest, MechanismsRunAtOrBelowTheDecimalsWritten) {
+  for (double x : {0.2, 0.1, 0.3, 0.7, 0.8, 0.9, 1.0, 2.7, 1e-9, 0.05, 1.1,
+                   1e-5, 0.123456789}) {
+    const PrivacyBudget running =
+        AtOrBelowWritten(PrivacyBudget::Approx(x, x / 10));
+    EXPECT_LE(Decimal::Exact(running.epsilon), Decimal::Written(x)) << x;
+    EXPECT_LE(Decimal::Exact(running.delta), Decimal::Written(x / 10)) << x;
+    // And it is the largest such double.
+    EXPECT_LT(Decimal::Written(x),
+              Decimal::Exact(std::nextafter(running.epsilon, 1e300)))
+        << x;
+    EXPECT_LE(Decimal::Exact(AtOrBelowWritten(PrivacyBudget::Zcdp(x)).rho),
+              Decimal::Written(x));
+  }
+  EXPECT_EQ(AtOrBelowWritten(PrivacyBudget::Pure(0.2)).epsilon,
+            std::nextafter(0.2, 0.0));
+  EXPECT_EQ(AtOrBelowWritten(PrivacyBudget::Pure(0.3)).epsilon, 0.3);
 }
 
 // num / den >= 1 / epsilon exactly, i.e. num epsilon >= den.

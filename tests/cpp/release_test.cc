@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/decimal.h"
 #include "core/prepare.h"
 #include "core/random.h"
 
@@ -633,6 +634,68 @@ TEST(FormatNumberTest, ShortestExactAndPlainWherePlainIsShort) {
   EXPECT_EQ(FormatNumber(1.5e-7), "1.5e-07");
   EXPECT_EQ(FormatNumber(1e300), "1e+300");
   EXPECT_EQ(FormatNumber(1.0 / 3), "0.3333333333333333");
+}
+
+}  // namespace
+}  // namespace dpq
+
+namespace dpq {
+namespace {
+
+// A release's mechanisms together never run above the decimal its caller
+// wrote: fl(0.2) is above one fifth, so epsilon 0.2 must reach the
+// mechanisms as at most the double below it, and every split of it (levels,
+// parts, the intervals' share, the per-person division) rounds down from
+// there. Checked exactly in decimal.
+TEST(ReleaseTest, NoMechanismRunsAboveTheDecimalWritten) {
+  struct Case {
+    const char* method;
+    int parts;  // mechanisms in sequence on the same records
+  };
+  const std::vector<double> data = Data(200, 5);
+  int checked = 0;
+  for (double epsilon : {0.2, 0.1, 0.7, 0.9, 2.7, 1e-3, 0.3}) {
+    for (const Case& c :
+         {Case{"aq", 2}, Case{"appindexp", 3}, Case{"jointexp", 1},
+          Case{"hs-jointexp", 1}, Case{"inverse-sensitivity", 1}}) {
+      for (int k : {0, 3}) {
+        for (bool intervals : {false, true}) {
+          if (k > 0 && std::string(c.method) == "inverse-sensitivity") continue;
+          ReleaseRequest request = BasicRequest();
+          request.method = c.method;
+          request.epsilon = epsilon;
+          request.seed = 1;
+          std::vector<uint32_t> users(data.size());
+          for (size_t i = 0; i < users.size(); ++i) users[i] = i % 50;
+          if (k > 0) {
+            request.users = users.data();
+            request.max_contributions = k;
+          }
+          if (intervals) {
+            request.confidence = 0.9;
+            request.interval_share = 0.3;
+          }
+          std::vector<double> out;
+          StatusOr<ReleaseReport> report = Release(data, request, &out);
+          ASSERT_TRUE(report.ok()) << c.method << report.status().message();
+          // AQ's mechanism_epsilon is its root's (levels = 2 at m = 3; per
+          // path a leaf gets what the root left).
+          Decimal used = Decimal::Exact(report.value().mechanism_epsilon)
+                             .TimesInteger(c.parts);
+          if (intervals) {
+            used = used.Plus(Decimal::Exact(report.value().interval_epsilon)
+                                 .TimesInteger(2 * 3));
+          }
+          if (k > 0) used = used.TimesInteger(static_cast<uint32_t>(k));
+          EXPECT_LE(used, Decimal::Written(epsilon))
+              << c.method << " epsilon " << epsilon << " k " << k
+              << " intervals " << intervals << ": " << used.ToString();
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 100);
 }
 
 }  // namespace

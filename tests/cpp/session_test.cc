@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "core/release.h"
 #include "core/stream.h"
@@ -30,6 +31,34 @@ TEST(SessionTest, ZcdpConversionIsTheMinimumOverAlpha) {
   EXPECT_EQ(ZcdpToApproxEpsilon(0, 1e-5), 0);
 }
 
+TEST(SessionTest, ZcdpConversionRoundsUpWhateverItsSign) {
+  // With little rho and a large delta, epsilon(alpha) is negative at its
+  // best alpha (about -0.07 here): rounding "up" by a relative factor would
+  // move it down. The conversion is then 0, which is valid: (epsilon,
+  // delta)-DP with epsilon < 0 implies (0, delta)-DP.
+  EXPECT_EQ(ZcdpToApproxEpsilon(1e-6, 0.5), 0);
+  // Elsewhere it is never below the formula at the alpha it used, evaluated
+  // in long double (11 more bits), nor below 0.
+  int cases = 0;
+  for (double rho = 1e-6; rho < 10; rho *= 1.7) {
+    for (double delta : {1e-12, 1e-9, 1e-5, 1e-3, 0.1, 0.4, 0.9}) {
+      double alpha_used = 0;
+      const double epsilon = ZcdpToApproxEpsilon(rho, delta, &alpha_used);
+      ASSERT_GE(epsilon, 0);
+      if (alpha_used == 0) continue;  // the common bound was smaller
+      const long double alpha = alpha_used;
+      const long double at_alpha =
+          alpha * rho + (std::log(1 / static_cast<long double>(delta)) +
+                         alpha * std::log1p(-1 / alpha) - std::log(alpha - 1)) /
+                            (alpha - 1);
+      ASSERT_GE(static_cast<long double>(epsilon), at_alpha)
+          << rho << " " << delta;
+      ++cases;
+    }
+  }
+  EXPECT_GT(cases, 100);
+}
+
 TEST(SessionTest, PureEpsilonsAddAndOverspendingIsRefused) {
   PrivacySession session =
       PrivacySession::Create(PrivacyBudget::Pure(3), Neighbouring::kAddRemove)
@@ -53,23 +82,111 @@ TEST(SessionTest, PureEpsilonsAddAndOverspendingIsRefused) {
   EXPECT_EQ(session.Spent().epsilon, 3);
 }
 
-TEST(SessionTest, SumsRoundUpSoTenTenthsDoNotFitInOne) {
-  // 10 fl(0.1) is 1 + 5.6e-17 exactly: the tenth release would spend more
-  // than the total, and the session says so rather than rounding it away.
+// Charges `parts` in order to a fresh session of `total`; true when all fit.
+bool AllFit(const PrivacyBudget& total,
+            const std::vector<PrivacyBudget>& parts) {
   PrivacySession session =
-      PrivacySession::Create(PrivacyBudget::Pure(1), Neighbouring::kAddRemove)
-          .value();
-  for (int i = 0; i < 9; ++i) {
-    ASSERT_TRUE(
-        session.Charge(PrivacyBudget::Pure(0.1), Neighbouring::kAddRemove)
-            .ok());
+      PrivacySession::Create(total, Neighbouring::kAddRemove).value();
+  for (const PrivacyBudget& part : parts) {
+    if (!session.Charge(part, Neighbouring::kAddRemove).ok()) return false;
   }
-  const Status tenth =
-      session.Charge(PrivacyBudget::Pure(0.1), Neighbouring::kAddRemove);
-  EXPECT_EQ(tenth.code(), StatusCode::kBudgetExceeded);
-  EXPECT_NE(tenth.message().find("binary"), std::string::npos)
-      << tenth.message();
-  EXPECT_GE(session.Spent().epsilon, 0.9);
+  return true;
+}
+
+std::vector<PrivacyBudget> Pure(std::vector<double> epsilons) {
+  std::vector<PrivacyBudget> parts;
+  for (double e : epsilons) parts.push_back(PrivacyBudget::Pure(e));
+  return parts;
+}
+
+TEST(SessionTest, BudgetsAddUpAsTheDecimalsWritten) {
+  // Each sum is exactly the total in decimal, though not in binary (0.2 +
+  // 0.8 is 1.0000000000000002 in doubles; ten 0.1 are 1 + 5.6e-17 exactly).
+  const PrivacyBudget one = PrivacyBudget::Pure(1);
+  EXPECT_TRUE(AllFit(one, Pure({0.2, 0.8})));
+  EXPECT_TRUE(AllFit(one, Pure({0.1, 0.9})));
+  EXPECT_TRUE(AllFit(one, Pure({0.7, 0.2, 0.1})));
+  EXPECT_TRUE(AllFit(one, Pure(std::vector<double>(10, 0.1))));
+  EXPECT_TRUE(AllFit(PrivacyBudget::Pure(3), Pure({0.1, 0.2, 2.7})));
+  EXPECT_TRUE(AllFit(PrivacyBudget::Zcdp(1),
+                     {PrivacyBudget::Zcdp(0.3), PrivacyBudget::Zcdp(0.7)}));
+  EXPECT_TRUE(AllFit(
+      PrivacyBudget::Approx(1, 1e-6),
+      {PrivacyBudget::Approx(0.2, 3e-7), PrivacyBudget::Approx(0.8, 7e-7)}));
+  // 10^-9 more is refused.
+  EXPECT_FALSE(AllFit(one, Pure({0.2, 0.800000001})));
+  EXPECT_FALSE(AllFit(one, Pure({0.1, 0.900000001})));
+  EXPECT_FALSE(AllFit(one, Pure({0.7, 0.2, 0.100000001})));
+  std::vector<double> tenths(9, 0.1);
+  tenths.push_back(0.100000001);
+  EXPECT_FALSE(AllFit(one, Pure(tenths)));
+  EXPECT_FALSE(AllFit(PrivacyBudget::Pure(3), Pure({0.1, 0.2, 2.700000001})));
+  EXPECT_FALSE(
+      AllFit(PrivacyBudget::Zcdp(1),
+             {PrivacyBudget::Zcdp(0.3), PrivacyBudget::Zcdp(0.700000001)}));
+  EXPECT_FALSE(AllFit(PrivacyBudget::Approx(1, 1e-6),
+                      {PrivacyBudget::Approx(0.2, 3e-7),
+                       PrivacyBudget::Approx(0.8, 7.00000001e-7)}));
+  // And even 10^-17 more: the comparison is exact.
+  EXPECT_FALSE(AllFit(one, Pure({0.2, 0.8, 1e-17})));
+
+  // The ledger prints as written, and the refusal names the exact sums.
+  PrivacySession session =
+      PrivacySession::Create(one, Neighbouring::kAddRemove).value();
+  ASSERT_TRUE(
+      session.Charge(PrivacyBudget::Pure(0.1), Neighbouring::kAddRemove).ok());
+  ASSERT_TRUE(
+      session.Charge(PrivacyBudget::Pure(0.2), Neighbouring::kAddRemove).ok());
+  EXPECT_EQ(session.SpentText(), "epsilon = 0.3");
+  EXPECT_EQ(session.Spent().epsilon, 0.3);
+  EXPECT_EQ(session.Remaining().epsilon, 0.7);
+  const Status over = session.Charge(PrivacyBudget::Pure(0.700000001),
+                                     Neighbouring::kAddRemove);
+  EXPECT_EQ(over.code(), StatusCode::kBudgetExceeded);
+  EXPECT_NE(over.message().find("it would make epsilon = 1.000000001"),
+            std::string::npos)
+      << over.message();
+  ASSERT_TRUE(
+      session.Charge(PrivacyBudget::Pure(0.7), Neighbouring::kAddRemove).ok());
+  EXPECT_EQ(session.Spent().epsilon, 1);
+  EXPECT_EQ(session.Remaining().epsilon, 0);
+}
+
+TEST(SessionTest, GroupPrivacyChargesExactMultiples) {
+  // An add-remove release in a replace-one session counts twice: 2 x 0.1
+  // five times is exactly 1.
+  PrivacySession session =
+      PrivacySession::Create(PrivacyBudget::Pure(1), Neighbouring::kReplaceOne)
+          .value();
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(
+        session.Charge(PrivacyBudget::Pure(0.1), Neighbouring::kAddRemove).ok())
+        << i;
+  }
+  EXPECT_EQ(session.Spent().epsilon, 1);
+  EXPECT_FALSE(
+      session.Check(PrivacyBudget::Pure(1e-12), Neighbouring::kAddRemove).ok());
+  // rho four times over: 4 x 0.025 x 10 is 1.
+  PrivacySession zcdp =
+      PrivacySession::Create(PrivacyBudget::Zcdp(1), Neighbouring::kReplaceOne)
+          .value();
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(
+        zcdp.Charge(PrivacyBudget::Zcdp(0.025), Neighbouring::kAddRemove).ok());
+  }
+  EXPECT_EQ(zcdp.Spent().rho, 1);
+  // A pure release in a zCDP session is epsilon^2 / 2, exactly: 0.2^2 / 2 =
+  // 0.02, fifty of them make 1.
+  PrivacySession squares =
+      PrivacySession::Create(PrivacyBudget::Zcdp(1), Neighbouring::kAddRemove)
+          .value();
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(
+        squares.Charge(PrivacyBudget::Pure(0.2), Neighbouring::kAddRemove).ok())
+        << i;
+  }
+  EXPECT_FALSE(
+      squares.Check(PrivacyBudget::Zcdp(1e-15), Neighbouring::kAddRemove).ok());
 }
 
 TEST(SessionTest, ZcdpSessionsCountPureReleasesAsHalfEpsilonSquared) {

@@ -270,7 +270,17 @@ describe('dp-quantiles CLI', () => {
     expect(seeded.quantiles[0].value).toBeLessThan(70000);
     const inSession = JSON.parse(run([incomes, '--column', 'income', '--estimate-bounds', 'rho=0.02', '--rho', '0.1',
       '--budget', 'rho=0.125']).stdout);
-    expect(inSession.session.spent.rho).toBeCloseTo(0.12, 12);
+    expect(inSession.session.spent.rho).toBe(0.12);
+    // The recommended split, as people write it: 0.2 for the bounds and 0.8
+    // for the values fill a session of 1 exactly (as doubles they add to
+    // 1.0000000000000002), and 10^-9 more does not fit.
+    const split = run([incomes, '--column', 'income', '--estimate-bounds', 'epsilon=0.2', '--epsilon', '0.8',
+      '--budget', 'epsilon=1']);
+    expect(split.stderr).toBe('');
+    expect(JSON.parse(split.stdout).session.spent).toEqual({ epsilon: 1 });
+    expect(JSON.parse(split.stdout).session.remaining).toEqual({ epsilon: 0 });
+    expect(run([incomes, '--column', 'income', '--estimate-bounds', 'epsilon=0.2', '--epsilon', '0.800000001',
+      '--budget', 'epsilon=1']).stderr).toMatch(/BUDGET_EXCEEDED: .*it would make epsilon = 1.000000001/);
     expect(inSession.estimatedBounds.privacy).toEqual({ kind: 'zcdp', rho: 0.02 });
     expect(run([incomes, '--column', 'income', '--lower', '0', '--estimate-bounds', 'epsilon=1', '--epsilon', '1']).stderr)
       .toMatch(/not both/);

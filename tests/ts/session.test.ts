@@ -42,6 +42,45 @@ describe('sessions', () => {
     expect(code(() => session.spent)).toBe('INVALID_STATE');
   });
 
+  it('add budgets up as the decimals written: the README split fits, a billionth more does not', () => {
+    // The README's private-bounds example, as written there.
+    {
+      using s = dpq.session({ epsilon: 1 });
+      const { lower, upper } = s.bounds(data, { epsilon: 0.2 });
+      const median = s.quantiles(data, { lower, upper, quantiles: [0.5], epsilon: 0.8 });
+      expect(median.length).toBe(1);
+      expect(s.spent).toEqual({ epsilon: 1 });
+      expect(s.remaining).toEqual({ epsilon: 0 });
+      expect(code(() => s.quantiles(data, { ...base, epsilon: 1e-12 }))).toBe('BUDGET_EXCEEDED');
+    }
+    const fits = (total: object, parts: object[]) => {
+      using s = dpq.session(total as never);
+      for (const part of parts) {
+        if (code(() => s.quantiles(data, { ...base, ...part } as never)) !== 'no error') return false;
+      }
+      return true;
+    };
+    const eps = (...values: number[]) => values.map((epsilon) => ({ epsilon }));
+    expect(fits({ epsilon: 1 }, eps(0.1, 0.9))).toBe(true);
+    expect(fits({ epsilon: 1 }, eps(0.7, 0.2, 0.1))).toBe(true);
+    expect(fits({ epsilon: 1 }, eps(...Array(10).fill(0.1)))).toBe(true);
+    expect(fits({ epsilon: 3 }, eps(0.1, 0.2, 2.7))).toBe(true);
+    expect(fits({ rho: 1 }, [{ rho: 0.3 }, { rho: 0.7 }])).toBe(true);
+    expect(fits({ epsilon: 1 }, eps(0.1, 0.900000001))).toBe(false);
+    expect(fits({ epsilon: 1 }, eps(...Array(9).fill(0.1), 0.100000001))).toBe(false);
+    expect(fits({ epsilon: 3 }, eps(0.1, 0.2, 2.700000001))).toBe(false);
+    expect(fits({ rho: 1 }, [{ rho: 0.3 }, { rho: 0.700000001 }])).toBe(false);
+    // What was spent prints as written.
+    using s = dpq.session({ epsilon: 1 });
+    s.quantiles(data, { ...base, epsilon: 0.1 });
+    s.quantiles(data, { ...base, epsilon: 0.2 });
+    expect(s.spent).toEqual({ epsilon: 0.3 });
+    expect(s.remaining).toEqual({ epsilon: 0.7 });
+    expect(() => s.quantiles(data, { ...base, epsilon: 0.700000001 })).toThrow(
+      /epsilon = 0.3 of epsilon = 1 spent in 2 releases, and it would make epsilon = 1.000000001/,
+    );
+  });
+
   it('compose kinds: pure releases in a rho session count epsilon^2 / 2', () => {
     using session = dpq.session({ rho: 1 });
     session.release(data, { ...base, epsilon: 1 });
@@ -103,15 +142,12 @@ describe('sessions', () => {
     expect(code(() => dpq.session({ epsilom: 1 }))).toBe('INVALID_OPTION');
     // @ts-expect-error: not a relation
     expect(code(() => dpq.session({ epsilon: 1, neighbouring: 'swap' }))).toBe('INVALID_OPTION');
+    // Ten releases of 0.1 fill a session of 1 exactly (in binary they are
+    // 1 + 5.6e-17), and the eleventh is refused.
     const ten = dpq.session({ epsilon: 1 });
-    for (let i = 0; i < 9; i++) ten.release(data, { ...base, epsilon: 0.1 });
-    // Ten times 0.1 is 1 + 5.6e-17 in binary: the session says so.
-    try {
-      ten.release(data, { ...base, epsilon: 0.1 });
-      expect.unreachable();
-    } catch (error) {
-      expect((error as Error).message).toMatch(/slightly above their value in binary/);
-    }
+    for (let i = 0; i < 10; i++) ten.release(data, { ...base, epsilon: 0.1 });
+    expect(ten.spent).toEqual({ epsilon: 1 });
+    expect(code(() => ten.release(data, { ...base, epsilon: 0.1 }))).toBe('BUDGET_EXCEEDED');
     ten.dispose();
   });
 });

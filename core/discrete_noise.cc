@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 #include <string>
 
@@ -32,8 +33,12 @@ StatusOr<Rational> AtLeast(const char* what, double value, double limit,
                   std::string(what) + " must be finite and > 0");
   }
   if (value > limit) {
+    // Three digits: the magnitude is the point (the budget runs a hair
+    // below its decimal, so the exact scale has many).
+    char magnitude[32];
+    std::snprintf(magnitude, sizeof(magnitude), "%.3g", value);
     return Status(StatusCode::kInvalidPrivacy,
-                  std::string(what) + " " + FormatNumber(value) +
+                  std::string(what) + " " + magnitude +
                       " is above the supported 2^40: the budget is too small "
                       "for this mechanism's exact noise");
   }

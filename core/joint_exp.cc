@@ -9,6 +9,7 @@
 #include "core/bits.h"
 #include "core/exact_exponential.h"
 #include "core/exponential_quantile.h"
+#include "core/prepare.h"
 
 namespace dpq {
 namespace {
@@ -137,18 +138,32 @@ JointKernel JointExpKernel(size_t count, const std::vector<double>& quantiles,
   JointKernel kernel;
   const double n = static_cast<double>(count);
   double previous = 0;
-  double smallest_share = 1;
   for (double q : quantiles) {
     kernel.targets.push_back(n * (q - previous));
-    smallest_share = std::min(smallest_share, q - previous);
     previous = q;
   }
   kernel.targets.push_back(n * (1 - previous));
-  smallest_share = std::min(smallest_share, 1 - previous);
-  // exp(epsilon u / (2 Delta)) with u = -1/2 sum |...| and
-  // Delta = (1 - smallest share) (1 + 2^-16); see the header.
-  kernel.slope = epsilon / (4 * (1 - smallest_share) * kSensitivitySafety);
+  // exp(epsilon u / (2 Delta)) with u = -1/2 sum |...| and Delta = 1 (1 +
+  // 2^-16): a replaced record, which the record cap's subset needs (header).
+  kernel.slope = epsilon / (4 * kSensitivitySafety);
   return kernel;
+}
+
+size_t JointRecordCap(size_t quantiles, int64_t steps, double epsilon,
+                      const JointKernelFor& kernel_for) {
+  auto passes = [&](size_t n) {
+    return CheckJointSize(n, quantiles).ok() &&
+           CheckJointRounding(n, steps, kernel_for(n), epsilon).ok();
+  };
+  if (!passes(0)) return 0;
+  if (passes(kMaxRecords)) return kMaxRecords;
+  size_t low = 0;             // passes
+  size_t high = kMaxRecords;  // does not
+  while (high - low > 1) {
+    const size_t middle = low + (high - low) / 2;
+    (passes(middle) ? low : high) = middle;
+  }
+  return low;
 }
 
 Status CheckJointSize(size_t count, size_t quantiles) {
@@ -156,20 +171,13 @@ Status CheckJointSize(size_t count, size_t quantiles) {
       static_cast<double>(quantiles) * (static_cast<double>(count) + 1);
   if (entries > static_cast<double>(kMaxJointTableEntries)) {
     return Status(StatusCode::kTooLarge,
-                  "joint mechanisms need m x (n + 1) <= 2^24 table entries; "
-                  "got " +
-                      std::to_string(quantiles) + " quantiles and " +
-                      std::to_string(count) +
-                      " values. Use 'aq', which has no such limit");
+                  "joint mechanisms need m x (n + 1) <= 2^24 table entries");
   }
   if (entries * static_cast<double>(quantiles) >
       static_cast<double>(kMaxJointWork)) {
     return Status(StatusCode::kTooLarge,
                   "joint mechanisms take m^2 x (n + 1) steps, at most 2^29 "
-                  "(about 2 s); got " +
-                      std::to_string(quantiles) + " quantiles and " +
-                      std::to_string(count) +
-                      " values. Use 'aq', or fewer quantiles");
+                  "(about 2 s)");
   }
   return Status::Ok();
 }
@@ -210,15 +218,9 @@ Status CheckJointRounding(size_t count, int64_t steps,
   const double loss =
       8 * (2 * m + 1) * JointRoundingBound(count + 1, steps, kernel);
   if (loss <= JointRoundingReserve(epsilon)) return Status::Ok();
-  return Status(
-      StatusCode::kTooLarge,
-      "joint mechanisms certify their floating-point rounding, and at " +
-          std::to_string(count) + " values and " +
-          std::to_string(kernel.targets.size() - 1) +
-          " quantiles the certified bound exceeds the budget's reserve for "
-          "it (n up to about 6.7 10^6 for one quantile, 10^6 for ten, "
-          "2 10^4 for 120; fewer below epsilon 10^-3). Use 'aq', or fewer "
-          "values");
+  return Status(StatusCode::kTooLarge,
+                "joint mechanisms certify their floating-point rounding, and "
+                "the certified bound exceeds the budget's reserve for it");
 }
 
 std::vector<double> JointSampler::RunLogCounts(size_t i) const {

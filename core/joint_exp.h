@@ -9,13 +9,28 @@
 // p_{m+1} = 1). Adding a record to interval i moves d_i by 1 and every
 // target n w_j (w_j = p_{j+1} - p_j, summing to 1) by w_j, so the sum moves by
 // at most (1 - w_i) + sum_{j != i} w_j = 2 (1 - w_i), and u by at most
-// Delta = 1 - min_j w_j (max(q, 1 - q) for one quantile, as for the single
-// mechanism). Guarantee: P(tuple) proportional to exp(epsilon u / (2 Delta))
-// is epsilon-DP under add/remove neighbours, hence (epsilon^2 / 8)-zCDP
-// (bounded range). The kernel uses Delta (1 + 2^-16): the targets and the
-// DP's sums round by far less than 2^-20 in all (m (n + 1) <= 2^24).
-// (Replacing a record moves two d_j by 1 and no target: sensitivity 1, which
-// inverse_sensitivity.h uses.)
+// 1 - min_j w_j. Replacing a record moves two d_j by 1 and no target: u moves
+// by at most 1.
+//
+// Record cap (JointRecordCap): the tables, the work and the certified
+// rounding below grow with n, so each release has a public cap K on the
+// records it reads, from m, the grid and epsilon only; data with more than K
+// records is read through a uniformly random subset of K (KeepUniformSubset).
+// Refusing such data instead would answer "n > K" for free (docs/
+// refusals.md). Under add/remove, x' = x plus one record: when n < K nothing
+// is subsampled (an addition); when n >= K the subsets can be coupled so that
+// they are equal or differ by one replaced record (with probability K /
+// (n + 1) the added record is kept, displacing a uniformly random other; the
+// rest of the time the subsets are equal). So the mechanism on the subset
+// needs a sensitivity covering both: Delta = 1. Guarantee: P(tuple)
+// proportional to exp(epsilon u / (2 Delta)) with Delta = 1, on at most K
+// records, is epsilon-DP under add/remove neighbours (pointwise for each
+// coupled pair, hence for the mixture), hence (epsilon^2 / 8)-zCDP (bounded
+// range). The kernel uses Delta (1 + 2^-16): the targets and the DP's sums
+// round by far less than 2^-20 in all (m (n + 1) <= 2^24). The cost against
+// the add/remove sensitivity 1 - min w, which a mechanism without a cap
+// could use: a factor 1 / (1 - min w) in epsilon, 2 for one median, 1.11 for
+// nine deciles, under 1.01 from m = 100.
 //
 // Sampling by dynamic programming over (quantile, gap) in log space: the
 // tuples with quantile j in gap i form blocks whose number of tuples is a
@@ -47,6 +62,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "core/bits.h"
@@ -84,8 +100,8 @@ struct GapProblem {
 constexpr double kMaxJointEpsilon = 1048576.0;  // 2^20
 
 // Most steps of the forward pass, m^2 (n + 1): about 2 s here (m = 4096,
-// n = 1023 once took 17 s). Like the table cap it depends on n, so the
-// error is for the data owner. Not privacy-relevant.
+// n = 1023 once took 17 s). It sets the record cap with the table's and the
+// rounding's limits (JointRecordCap). Not privacy-relevant.
 constexpr double kMaxJointWork = 536870912.0;  // 2^29
 
 // Largest m x (n + 1) table a joint sampler may build (two of them are
@@ -105,13 +121,28 @@ struct JointKernel {
   }
 };
 
-// JointExp's kernel: slope epsilon / (4 Delta), targets n (p_{j+1} - p_j).
+// JointExp's kernel: slope epsilon / (4 Delta), Delta = 1 (1 + 2^-16),
+// targets n (p_{j+1} - p_j).
 JointKernel JointExpKernel(size_t count, const std::vector<double>& quantiles,
                            double epsilon);
 
 // TOO_LARGE when m x (n + 1) exceeds kMaxJointTableEntries or
-// m^2 x (n + 1) exceeds kMaxJointWork.
+// m^2 x (n + 1) exceeds kMaxJointWork. Only JointRecordCap asks it about
+// data (its message names neither n nor m).
 Status CheckJointSize(size_t count, size_t quantiles);
+
+// The kernel a joint mechanism uses for `count` records (JointExp's or
+// inverse sensitivity's, at the kernel's epsilon).
+using JointKernelFor = std::function<JointKernel(size_t count)>;
+
+// The most records a joint mechanism reads (see the header comment), from
+// public parameters only: the largest K <= kMaxRecords for which
+// CheckJointSize and CheckJointRounding pass at K records with `quantiles`
+// quantiles on a grid of `steps` steps, the kernel `kernel_for(K)` and the
+// mechanism's `epsilon`; 0 when not even no records pass (too many
+// quantiles for the tables). Binary search: every check grows with n.
+size_t JointRecordCap(size_t quantiles, int64_t steps, double epsilon,
+                      const JointKernelFor& kernel_for);
 
 // The part of a joint mechanism's epsilon kept back for rounding (see
 // above): epsilon / 256, and for epsilon below 2^-12 up to 2^-20 (at most
@@ -145,9 +176,8 @@ double JointMagnitudeBound(size_t count, int64_t steps,
 // epsilon m^2 n^1.5, so the limit hardly depends on epsilon: about
 // n <= 6.7 10^6 for one quantile, 1.06 10^6 for ten, 2.2 10^4 for 120 (the
 // table's own limit is m (n + 1) <= 2^24); below epsilon 10^-3 the log
-// counts' rounding lowers it for tens of quantiles. It depends on n: the
-// error is for the data owner. Evaluated at n + 1 so that it covers both
-// neighbours.
+// counts' rounding lowers it for tens of quantiles. Evaluated at n + 1 so
+// that it covers both neighbours; JointRecordCap keeps n where it passes.
 Status CheckJointRounding(size_t count, int64_t steps,
                           const JointKernel& kernel, double epsilon);
 

@@ -6,7 +6,10 @@
 #include <limits>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "core/random.h"
 
 namespace dpq {
 OutputGrid OutputGrid::ForBounds(double lower, double upper) {
@@ -293,9 +296,10 @@ Status ValidateQuantiles(const double* quantiles, size_t count) {
 
 Status ValidateRecordCount(size_t count) {
   if (count > kMaxRecords) {
+    // Never the count: n is private (docs/refusals.md).
     return Status(StatusCode::kTooLarge,
-                  std::to_string(count) + " values; at most " +
-                      std::to_string(kMaxRecords) + " per release");
+                  "more than " + std::to_string(kMaxRecords) +
+                      " values (2^31); a release takes at most that many");
   }
   return Status::Ok();
 }
@@ -389,6 +393,14 @@ SortedQuantiles SortDistinctQuantiles(const double* quantiles, size_t count) {
         sorted.distinct.begin());
   }
   return sorted;
+}
+
+void KeepUniformSubset(double* data, size_t count, size_t keep,
+                       RandomSource& rng) {
+  if (count <= keep) return;
+  for (size_t i = 0; i < keep; ++i) {
+    std::swap(data[i], data[i + UniformInteger(rng, count - i)]);
+  }
 }
 
 }  // namespace dpq

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/random.h"
 #include "core/status.h"
 
 namespace dpq {
@@ -161,6 +162,13 @@ Status ValidateRecordCount(size_t count);
 Status ClampValues(double* values, size_t count, double lower, double upper);
 // ClampValues, then sorts.
 Status ClampAndSort(double* values, size_t count, double lower, double upper);
+
+// Keeps a uniformly random subset of `keep` of the `count` records in
+// data[0, keep) (exact partial Fisher-Yates from `rng`; in no particular
+// order). Nothing when count <= keep. How a mechanism with a public record
+// cap reads more records than its cap (joint_exp.h, JointRecordCap).
+void KeepUniformSubset(double* data, size_t count, size_t keep,
+                       RandomSource& rng);
 
 // Replaces sorted values by their nearest grid points (PointOf, as exact
 // integer doubles), in place: the prepared form every grid mechanism reads.

@@ -189,24 +189,58 @@ Status RunAppIndExp(Context& c, ReleaseReport* report,
 Status RunJoint(Context& c, ReleaseReport* report, std::vector<double>* values,
                 const OutputGrid& sampling, const OutputGrid& grid,
                 int64_t offset, bool inverse_sensitivity) {
-  Status status = CheckJointSize(c.count, c.quantiles.size());
-  if (!status.ok()) return status;
-  // Prepared data are points of the release grid, which is `sampling` here
-  // (only JointExp and inverse sensitivity take prepared data).
-  if (!c.prepared) PrepareOnGrid(c.data, c.count, sampling);
   // One exponential mechanism: epsilon, or sqrt(8 rho) by bounded range,
   // at most kMaxJointEpsilon (joint_exp.h). Its kernel keeps back
   // JointRoundingReserve of it for the certified rounding bound.
   report->mechanism_epsilon = std::min(
       ExponentialMechanismEpsilonPerPart(c.budget, 1), kMaxJointEpsilon);
-  const double kernel_epsilon = report->mechanism_epsilon -
-                                JointRoundingReserve(report->mechanism_epsilon);
-  JointKernel kernel =
-      inverse_sensitivity
-          ? InverseSensitivityKernel(c.count, c.quantiles, kernel_epsilon)
-          : JointExpKernel(c.count, c.quantiles, kernel_epsilon);
-  status = CheckJointRounding(c.count, sampling.steps(), kernel,
-                              report->mechanism_epsilon);
+  const double kernel_epsilon =
+      SubtractDown(report->mechanism_epsilon,
+                   JointRoundingReserve(report->mechanism_epsilon));
+  const JointKernelFor kernel_for = [&](size_t count) {
+    return inverse_sensitivity
+               ? InverseSensitivityKernel(count, c.quantiles, kernel_epsilon)
+               : JointExpKernel(count, c.quantiles, kernel_epsilon);
+  };
+  // The record cap, from public parameters only (joint_exp.h): more
+  // records are read through a uniformly random subset, never refused.
+  size_t cap = JointRecordCap(c.quantiles.size(), sampling.steps(),
+                              report->mechanism_epsilon, kernel_for);
+  if (cap == 0) {
+    return Status(StatusCode::kTooLarge,
+                  std::to_string(c.quantiles.size()) +
+                      " distinct quantiles are too many for the joint "
+                      "mechanisms on a grid of " +
+                      std::to_string(sampling.steps()) +
+                      " steps at this budget: even with no records their "
+                      "tables (m x (n + 1) <= 2^24, m^2 x (n + 1) <= 2^29 "
+                      "steps) or their certified rounding do not fit. Use "
+                      "'aq', fewer quantiles, a coarser step or more epsilon");
+  }
+  if (const std::optional<double> most = c.options.Number("maxRecords")) {
+    if (!(*most >= 1 && *most <= static_cast<double>(cap)) ||
+        *most != std::floor(*most)) {
+      return Status(StatusCode::kInvalidOption,
+                    "maxRecords must be a whole number from 1 to " +
+                        std::to_string(cap) +
+                        " for these quantiles, grid and budget");
+    }
+    cap = static_cast<size_t>(*most);
+  }
+  report->record_cap = cap;
+  if (c.count > cap) {
+    KeepUniformSubset(c.data, c.count, cap, c.rng);
+    c.count = cap;
+    // Prepared points were sorted; the subset is in no order.
+    if (c.prepared) std::sort(c.data, c.data + c.count);
+  }
+  // Prepared data are points of the release grid, which is `sampling` here
+  // (only JointExp and inverse sensitivity take prepared data).
+  if (!c.prepared) PrepareOnGrid(c.data, c.count, sampling);
+  JointKernel kernel = kernel_for(c.count);
+  // Passes at or below the cap; kept so that no change can skip it.
+  Status status = CheckJointRounding(c.count, sampling.steps(), kernel,
+                                     report->mechanism_epsilon);
   if (!status.ok()) return status;
   const JointSampler sampler(c.data, c.count, sampling.steps(),
                              std::move(kernel));
@@ -390,17 +424,20 @@ const std::vector<MethodSpec>& Methods() {
   static const std::vector<MethodSpec> methods = {
       {"aq", {{"step", false}}, RunAq, Neighbouring::kAddRemove, true},
       {"jointexp",
-       {{"step", false}},
+       {{"step", false}, {"maxRecords", false}},
        RunJointExp,
        Neighbouring::kAddRemove,
        true},
       {"inverse-sensitivity",
-       {{"step", false}},
+       {{"step", false}, {"maxRecords", false}},
        RunInverseSensitivity,
        Neighbouring::kReplaceOne,
        true},
       {"hs-jointexp",
-       {{"jitter", true}, {"scale", false}, {"step", false}},
+       {{"jitter", true},
+        {"scale", false},
+        {"step", false},
+        {"maxRecords", false}},
        RunHsJointExp},
       {"appindexp",
        {{"delta", false}, {"step", false}},
@@ -841,8 +878,9 @@ StatusOr<ReleaseReport> ReleaseFromCounts(const double* counts,
   std::unique_ptr<double[]> records(new (std::nothrow) double[n + kSpare]);
   if (records == nullptr) {
     return Status(StatusCode::kTooLarge,
-                  "no memory to expand the counts (" + std::to_string(n) +
-                      " records; private: for the data owner only)");
+                  "no memory to expand the counts to one number per row "
+                  "(private: for the data owner only); 'aggtree' and "
+                  "'tree-cdf' expand nothing");
   }
   double* next = records.get();
   for (size_t i = 0; i < bucket_count; ++i) {

@@ -87,6 +87,11 @@ struct ReleaseReport {
   // Epsilon of each exponential mechanism run; AQ under epsilon: the root's,
   // the smallest (nodes over shallower subtrees get more, aq.h).
   double mechanism_epsilon = 0;
+  // The joint methods: the most records the mechanism read, from public
+  // parameters only (joint_exp.h, JointRecordCap; lowered by the option
+  // maxRecords); data with more was read through a uniformly random subset
+  // of this size. 0 for the other methods.
+  size_t record_cap = 0;
   // The spacing of the grid the values lie on (0 for the tree methods whose
   // values are interpolated: the tree CDF, and AggTree without a step or
   // buckets). Public: it depends on the bounds, step and buckets only.

@@ -36,13 +36,13 @@ dpq::Status RequireHeap(
   if (used + bytes + static_cast<double>(kHeapMargin) <= max) {
     return dpq::Status::Ok();
   }
-  return dpq::Status(
-      dpq::StatusCode::kTooLarge,
-      std::string(what) + " could need " +
-          std::to_string(static_cast<long long>(bytes / 1048576) + 1) +
-          " MiB, and the WebAssembly heap (2 GiB) has " +
-          std::to_string(static_cast<long long>((max - used) / 1048576)) +
-          " MiB left: " + hint);
+  // No sizes in the message: what a release needs grows with n, which is
+  // private (docs/refusals.md).
+  return dpq::Status(dpq::StatusCode::kTooLarge,
+                     std::string(what) +
+                         " does not fit what is left of the WebAssembly heap "
+                         "(2 GiB): " +
+                         hint);
 }
 
 // JavaScript passes heap addresses as integers (from _malloc): the one place
@@ -69,6 +69,7 @@ struct WasmReleaseResult {
   double mechanismEpsilon = 0;
   double resolution = 0;
   double maxContributions = 0;  // add-remove-user: k; 0 otherwise
+  double recordCap = 0;         // joint methods: the public record cap
   // With confidence: the intervals' share of the budget (epsilon or rho).
   bool hasIntervals = false;
   double intervalEpsilon = 0;
@@ -104,6 +105,7 @@ WasmReleaseResult ToResult(const dpq::StatusOr<dpq::ReleaseReport>& report) {
   result.levels = r.levels;
   result.mechanismEpsilon = r.mechanism_epsilon;
   result.resolution = r.resolution;
+  result.recordCap = static_cast<double>(r.record_cap);
   result.maxContributions = static_cast<double>(r.max_contributions);
   result.hasIntervals = r.has_intervals;
   result.intervalEpsilon = r.interval_spent.epsilon;
@@ -519,6 +521,7 @@ EMSCRIPTEN_BINDINGS(dp_quantiles) {
       .field("levels", &WasmReleaseResult::levels)
       .field("mechanismEpsilon", &WasmReleaseResult::mechanismEpsilon)
       .field("resolution", &WasmReleaseResult::resolution)
+      .field("recordCap", &WasmReleaseResult::recordCap)
       .field("maxContributions", &WasmReleaseResult::maxContributions)
       .field("hasIntervals", &WasmReleaseResult::hasIntervals)
       .field("intervalEpsilon", &WasmReleaseResult::intervalEpsilon)

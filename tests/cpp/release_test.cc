@@ -393,13 +393,15 @@ TEST(ReleaseMethodsTest, EveryNewOptionsBadValuesAreErrors) {
   std::vector<double> out;
   EXPECT_EQ(Release(Data(100, 11), request, &out).status().code(),
             StatusCode::kInvalidOption);
-  // Joint mechanisms refuse tables they cannot hold.
+  // Joint mechanisms read at most their public record cap: a table they
+  // could not hold for 100,000 records is read through a subset.
   request = BasicRequest();
   request.method = "jointexp";
   request.quantiles.assign(200, 0.5);
   for (size_t i = 0; i < 200; ++i) request.quantiles[i] = (i + 1) / 201.0;
-  EXPECT_EQ(Release(Data(100000, 12), request, &out).status().code(),
-            StatusCode::kTooLarge);
+  StatusOr<ReleaseReport> capped = Release(Data(100000, 12), request, &out);
+  ASSERT_TRUE(capped.ok()) << capped.status().message();
+  EXPECT_LT(capped.value().record_cap, 100000u);
 }
 
 // 1,000 whole numbers, half of them 40, the rest spread over [0, 100].
@@ -696,6 +698,75 @@ TEST(ReleaseTest, NoMechanismRunsAboveTheDecimalWritten) {
     }
   }
   EXPECT_GT(checked, 100);
+}
+
+}  // namespace
+}  // namespace dpq
+
+namespace dpq {
+namespace {
+
+// The joint methods' size limits depend on n, so they are met by a public
+// record cap and a uniform subset, never by a refusal (that would answer
+// "n > limit" for free): 400 quantiles on 4,321 values release, with the
+// same cap as on 10 values.
+TEST(ReleaseTest, JointMethodsCapRecordsPubliclyInsteadOfRefusing) {
+  for (const char* method :
+       {"jointexp", "hs-jointexp", "inverse-sensitivity"}) {
+    ReleaseRequest request = BasicRequest();
+    request.method = method;
+    request.quantiles.clear();
+    for (int i = 1; i <= 400; ++i) request.quantiles.push_back(i / 401.0);
+    request.seed = 3;
+    // (On the default grid of 2^20 steps the rounding of 400 quantiles is
+    // already too much for epsilon's reserve with no records at all.)
+    request.options = {{"step", 1}};
+    request.epsilon = 8;
+    std::vector<size_t> caps;
+    for (size_t n : {10, 4321}) {
+      std::vector<double> out;
+      StatusOr<ReleaseReport> report = Release(Data(n, 9), request, &out);
+      ASSERT_TRUE(report.ok()) << method << " " << report.status().message();
+      EXPECT_TRUE(std::is_sorted(out.begin(), out.end()));
+      caps.push_back(report.value().record_cap);
+    }
+    EXPECT_EQ(caps[0], caps[1]) << method;
+    EXPECT_LT(caps[1], 4321u) << method;  // so 4,321 values were subsampled
+    EXPECT_GT(caps[1], 100u) << method;
+  }
+  // maxRecords lowers the cap (public), and is checked against it.
+  ReleaseRequest request = BasicRequest();
+  request.method = "jointexp";
+  request.options = {{"maxRecords", 50}};
+  request.seed = 4;
+  std::vector<double> out;
+  StatusOr<ReleaseReport> report = Release(Data(1000, 2), request, &out);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_EQ(report.value().record_cap, 50u);
+  request.options = {{"maxRecords", 1e12}};
+  report = Release(Data(10, 2), request, &out);
+  EXPECT_EQ(report.status().code(), StatusCode::kInvalidOption);
+  EXPECT_NE(report.status().message().find("maxRecords must be a whole number "
+                                           "from 1 to"),
+            std::string::npos);
+  // A subset of 50 of 1,000 uniform values still finds the quartiles
+  // roughly (epsilon 1000: the subset's own quartiles).
+  request.options = {{"maxRecords", 50}};
+  request.epsilon = 1000;
+  report = Release(Data(1000, 2), request, &out);
+  ASSERT_TRUE(report.ok());
+  EXPECT_NEAR(out[1], 50, 20);
+  // Too many quantiles for the tables is a public refusal naming m only.
+  request.quantiles.assign(1 << 20, 0.5);
+  for (size_t i = 0; i < request.quantiles.size(); ++i)
+    request.quantiles[i] = (i + 1.0) / (request.quantiles.size() + 1.0);
+  request.options.clear();
+  report = Release(Data(10, 2), request, &out);
+  EXPECT_EQ(report.status().code(), StatusCode::kTooLarge);
+  EXPECT_NE(report.status().message().find("1048576 distinct quantiles are too "
+                                           "many"),
+            std::string::npos)
+      << report.status().message();
 }
 
 }  // namespace

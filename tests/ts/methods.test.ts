@@ -203,10 +203,24 @@ describe('method options', () => {
     expect(code(() => dpq.quantiles(values, { ...base, method: 'aggtree', aggregation: 'hay' }))).toBe('INVALID_OPTION');
   });
 
-  it('refuse a joint table too large for memory with TOO_LARGE', () => {
+  it('cap the joint methods\' records publicly: more values are subsampled, never refused by size', () => {
+    // A refusal by size would answer "n > limit" for free (docs/refusals.md).
     const quantiles = Array.from({ length: 200 }, (_, i) => (i + 1) / 201);
-    expect(code(() => dpq.quantiles(lcgData(100_000, 5), { ...base, quantiles, method: 'jointexp' }))).toBe('TOO_LARGE');
-    expect(dpq.quantiles(lcgData(100, 5), base)).toHaveLength(3);
+    for (const method of ['jointexp', 'hs-jointexp', 'inverse-sensitivity'] as const) {
+      const many = dpq.release(lcgData(100_000, 5), { ...base, quantiles, method });
+      const few = dpq.release(lcgData(100, 5), { ...base, quantiles, method });
+      expect(many.recordCap).toBeGreaterThan(100);
+      expect(many.recordCap).toBeLessThan(100_000);
+      expect(few.recordCap).toBe(many.recordCap); // public: the same for any data
+      expect(many.values).toHaveLength(200);
+    }
+    // A lower cap, stated by the caller; checked against what the method takes.
+    const fifty = dpq.release(lcgData(1000, 5), { ...base, method: 'jointexp', maxRecords: 50 });
+    expect(fifty.recordCap).toBe(50);
+    expect(code(() => dpq.release(lcgData(10, 5), { ...base, method: 'jointexp', maxRecords: 1e12 }))).toBe('INVALID_OPTION');
+    // @ts-expect-error: maxRecords is the joint methods' option
+    expect(code(() => dpq.release(lcgData(10, 5), { ...base, method: 'aq', maxRecords: 50 }))).toBe('INVALID_OPTION');
+    expect(dpq.release(lcgData(100, 5), base).recordCap).toBeUndefined();
   });
 });
 

@@ -81,6 +81,30 @@ describe('sessions', () => {
     );
   });
 
+  it('refusals that depend on the data: what each one charges', () => {
+    // docs/refusals.md. Input checks are not charged (no budget can make a
+    // deterministic refusal private); NOT_ENOUGH_DATA is decided from a
+    // private histogram and is charged; the joint methods never refuse by
+    // size (a public record cap and a subset instead).
+    using s = dpq.session({ epsilon: 20 });
+    const poisoned = Float64Array.from(data);
+    poisoned[3] = Number.NaN;
+    expect(code(() => s.quantiles(poisoned, { ...base, epsilon: 1 }))).toBe('NON_FINITE_VALUE');
+    expect(s.spent).toEqual({ epsilon: 0 });
+    expect(code(() => s.releaseFromCounts([1, -2, 3], { ...base, epsilon: 1 }))).toBe('INVALID_COUNTS');
+    expect(s.spent).toEqual({ epsilon: 0 });
+    expect(code(() => s.releaseFromCounts([4e9], { ...base, epsilon: 1, method: 'aq' }))).toBe('TOO_LARGE');
+    expect(s.spent).toEqual({ epsilon: 0 });
+    expect(code(() => s.bounds([1, 2, 3], { epsilon: 0.5, seed: 2 }))).toBe('NOT_ENOUGH_DATA');
+    expect(s.spent).toEqual({ epsilon: 0.5 });
+    const quantiles = Array.from({ length: 400 }, (_, i) => (i + 1) / 401);
+    const joint = { ...base, quantiles, epsilon: 8, step: 1, method: 'jointexp' as const };
+    const many = s.release(lcgData(4321, 3), joint);
+    expect(many.recordCap).toBeLessThan(4321);
+    expect(s.release(lcgData(10, 3), joint).recordCap).toBe(many.recordCap);
+    expect(s.spent).toEqual({ epsilon: 16.5 });
+  });
+
   it('compose kinds: pure releases in a rho session count epsilon^2 / 2', () => {
     using session = dpq.session({ rho: 1 });
     session.release(data, { ...base, epsilon: 1 });

@@ -142,12 +142,28 @@ export interface JointExpOptions extends BaseQuantilesOptions {
   method: 'jointexp';
   /** Public output resolution, as for `aq`. */
   step?: number;
+  /**
+   * The most values the mechanism reads, public (default: the largest its
+   * tables and certified rounding allow for these quantiles, grid and
+   * budget; the release reports it as `recordCap`). Data with more values is
+   * read through a uniformly random subset of this many: never refused,
+   * since a refusal would tell whether the data has more (docs/refusals.md).
+   */
+  maxRecords?: number;
 }
 /** Inverse sensitivity: JointExp's cousin; replace-one neighbours, n public. */
 export interface InverseSensitivityOptions extends BaseQuantilesOptions {
   method: 'inverse-sensitivity';
   /** Public output resolution, as for `aq`. */
   step?: number;
+  /**
+   * The most values the mechanism reads, public (default: the largest its
+   * tables and certified rounding allow for these quantiles, grid and
+   * budget; the release reports it as `recordCap`). Data with more values is
+   * read through a uniformly random subset of this many: never refused,
+   * since a refusal would tell whether the data has more (docs/refusals.md).
+   */
+  maxRecords?: number;
 }
 /** HSJointExp: JointExp on jittered data, for data with atoms. */
 export interface HsJointExpOptions extends BaseQuantilesOptions {
@@ -158,6 +174,14 @@ export interface HsJointExpOptions extends BaseQuantilesOptions {
   scale?: number;
   /** Public output resolution, as for `aq`. */
   step?: number;
+  /**
+   * The most values the mechanism reads, public (default: the largest its
+   * tables and certified rounding allow for these quantiles, grid and
+   * budget; the release reports it as `recordCap`). Data with more values is
+   * read through a uniformly random subset of this many: never refused,
+   * since a refusal would tell whether the data has more (docs/refusals.md).
+   */
+  maxRecords?: number;
 }
 /** AppIndExp: m independent exponential mechanisms. */
 export interface AppIndExpOptions extends BaseQuantilesOptions {
@@ -338,6 +362,12 @@ export interface QuantilesRelease {
    * or buckets, whose values are interpolated.
    */
   resolution: number;
+  /**
+   * The joint methods (`jointexp`, `hs-jointexp`, `inverse-sensitivity`):
+   * the most values the mechanism read, from public parameters only; data
+   * with more was read through a uniformly random subset of this many.
+   */
+  recordCap?: number;
 }
 
 /**
@@ -380,7 +410,7 @@ export interface PrivacySession {
   releaseStream(stream: QuantileStream, options: StreamQuantilesOptions): StreamRelease;
   /** The total budget. */
   readonly total: SessionBudget;
-  /** What the releases so far spend together (composed, rounded up). */
+  /** What the releases so far spend together: composed exactly as the decimals written (docs/sessions.md). */
   readonly spent: SessionBudget;
   /** Total minus spent, per part: a guide; whether a release fits is decided by composition. */
   readonly remaining: SessionBudget;
@@ -463,7 +493,7 @@ const COMMON_KEYS = new Set([
   'buckets',
 ]);
 // Every method's own options (the core says which method takes which).
-const METHOD_KEYS = new Set(['step', 'delta', 'jitter', 'scale', 'branching', 'height', 'aggregation', 'cells', 'budget']);
+const METHOD_KEYS = new Set(['step', 'delta', 'jitter', 'scale', 'branching', 'height', 'aggregation', 'cells', 'budget', 'maxRecords']);
 
 /** Edit distance, for "did you mean" hints on mistyped option names. */
 function editDistance(a: string, b: string): number {
@@ -632,7 +662,7 @@ function personIndices(users: unknown, count: number): Uint32Array | undefined {
   }
   const list = users as ArrayLike<unknown>;
   if (list.length !== count) {
-    fail('INVALID_ARGUMENT', `users has ${list.length} entries and data has ${count}; give one person per value`);
+    fail('INVALID_ARGUMENT', 'users and data differ in length; give one person per value');
   }
   const index = new Map<unknown, number>();
   const out = new Uint32Array(count);
@@ -707,6 +737,7 @@ function toRelease(
     mechanismEpsilon: result.mechanismEpsilon,
     resolution: result.resolution,
     ...(result.maxContributions > 0 ? { maxContributions: result.maxContributions } : {}),
+    ...(result.recordCap > 0 ? { recordCap: result.recordCap } : {}),
     ...(result.hasIntervals && intervals !== undefined ? { intervals: { ...intervals, kind, privacy: intervalPrivacy } } : {}),
   };
 }
@@ -735,7 +766,8 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
       for (const input of [...inputs.map((a) => a.length), outputs]) {
         const address = module._malloc(Math.max(1, input) * 8);
         if (address === 0) {
-          fail('TOO_LARGE', `cannot allocate ${input} values in the WebAssembly heap`);
+          // Never the count: n is private (docs/refusals.md).
+          fail('TOO_LARGE', 'the values do not fit the WebAssembly heap (at most 2^28 per call, less once other calls hold memory); use a stream, or counts');
         }
         addresses.push(address);
       }
@@ -751,7 +783,7 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
   function withUsers<T>(users: Uint32Array | undefined, spec: { users?: number }, call: () => T): T {
     if (users === undefined) return call();
     const at = module._malloc(Math.max(1, users.length) * 4);
-    if (at === 0) fail('TOO_LARGE', `cannot allocate ${users.length} person ids in the WebAssembly heap`);
+    if (at === 0) fail('TOO_LARGE', 'the person ids do not fit the WebAssembly heap');
     try {
       module.HEAPU32.set(users, at / 4);
       spec.users = at;
@@ -763,7 +795,7 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
 
   function checkSize(values: ArrayLike<number>): void {
     if (values.length > MAX_VALUES) {
-      fail('TOO_LARGE', `${values.length} values; at most ${MAX_VALUES} fit the WebAssembly heap`);
+      fail('TOO_LARGE', `more than ${MAX_VALUES} values (2^28) do not fit the WebAssembly heap; use a stream, or counts`);
     }
   }
 

@@ -140,7 +140,7 @@ export function wrapStream(
     const at = module._malloc(Math.max(1, values.length) * 8);
     const out = module._malloc(Math.max(1, extra) * 8);
     try {
-      if (at === 0 || out === 0) fail('TOO_LARGE', `cannot allocate ${values.length} values in the WebAssembly heap`);
+      if (at === 0 || out === 0) fail('TOO_LARGE', 'this chunk does not fit the WebAssembly heap; push smaller chunks');
       module.HEAPF64.set(values, at / 8);
       return call(at, out);
     } finally {

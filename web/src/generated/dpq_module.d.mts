@@ -16,6 +16,8 @@ export interface WasmReleaseResult {
   resolution: number;
   /** add-remove-user releases: the k each person was bounded to; else 0. */
   maxContributions: number;
+  /** Joint methods: the public cap on the records read; else 0. */
+  recordCap: number;
   /** With confidence: out holds values, lows, highs (3 m doubles). */
   hasIntervals: boolean;
   intervalEpsilon: number;

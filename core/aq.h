@@ -27,8 +27,21 @@
 // e^2/8-zCDP (Cesar and Rogers 2021); the L levels compose (basic
 // composition, resp. additive zCDP composition), and the bound survives
 // averaging over the jitter. The rescaled quantile of a subproblem depends
-// only on public quantiles, never on record counts; the jitter of a side's
-// records is drawn afresh, which changes nothing in distribution.
+// only on public quantiles, never on record counts.
+//
+// How the jitter is drawn, which the proofs need: at every inner node, each
+// record of the node's input gets its own sub-point, uniform on [0, K) and
+// independent of every other record's, of the other nodes' jitter and of
+// which other records are present (a node draws afresh; nothing is reused
+// across levels). So for neighbours x and x + {r} the jitters of the common
+// records can be coupled (the same values in both worlds), and r's
+// sub-point is one more independent variable: fixing all of them is what
+// "for every jitter" means above. The sampler draws a sub-point lazily, only
+// when its record's point is listed near the cut (exponential_quantile.h);
+// each is still a fresh uniform draw independent of everything drawn
+// before, so by deferred decisions the output has the distribution of
+// drawing them all up front, and the exact tests sum over every jitter that
+// way.
 //
 // Per path (pure epsilon-DP): a record is used only by the nodes on one
 // root-to-node path, so what must stay within epsilon is the sum along each

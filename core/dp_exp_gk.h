@@ -31,10 +31,13 @@
 //    r_max <= r_lo(x) + C, so r_lo(x) is in [A - C + 1, A];
 //  - r_hi(x) = the smallest r_max over tuples above x (n + 1 if none) is at
 //    least B + 1, and the first of them has r_max <= r_min(previous) + C <=
-//    B + C, so r_hi(x) is in [B + 1, B + C] (for a point between tuple
-//    values, B = A).
-// Replacing one value moves A and B by at most 1 each, so each end moves by
-// at most (C - 1) + 1 = C, whatever the two sketches look like; the distance
+//    B + C, so r_hi(x) is in [B + 1, B + C]. (B - A is x's multiplicity in
+//    the data. It need not be 0 for a point between two tuple values: the
+//    sketch keeps only some values, and x may equal one it dropped. Nothing
+//    below assumes B = A.)
+// Replacing one value moves A and B by at most 1 each, so each end, which
+// stays within C - 1 of A (r_lo) or of B (r_hi), moves by at most
+// (C - 1) + 1 = C, whatever the two sketches look like; the distance
 // from the fixed target ceil(q n) to [r_lo, r_hi] is 1-Lipschitz in the ends,
 // so u(x) moves by at most C. The exponential mechanism over the grid points
 // with exp(epsilon u / (2 C)) is epsilon-DP. With C = 1 the sketch is exact

@@ -72,7 +72,9 @@ export interface BaseQuantilesOptions {
    * with probability at least `confidence` (in (0, 1), e.g. 0.95) over the
    * noise, the interval holds the data's own quantile. The intervals spend
    * `intervalShare` of the budget (default 0.25); the values get the rest,
-   * and the release reports both.
+   * and the release reports both. With `maxContributions`, the data is the
+   * values kept (at most k per person): the interval holds their quantile,
+   * not that of all rows.
    */
   confidence?: number;
   /** The part of the budget the intervals spend, in (0, 1); default 0.25. */

@@ -101,26 +101,30 @@ StatusOr<AggTreeShape> AggTreeShapeForPoints(int64_t points, int64_t branching,
   return shape;
 }
 
-std::vector<std::vector<int64_t>> AggTreeCounts(
-    const double* values, size_t count, double lower, double upper,
-    const AggTreeShape& shape, const double* weights, const OutputGrid* grid) {
+namespace {
+
+// Level counts from (value, weight) pairs handed to `add` by `each`.
+template <typename Each>
+std::vector<std::vector<int64_t>> CountLevels(double lower, double upper,
+                                              const AggTreeShape& shape,
+                                              const OutputGrid* grid,
+                                              Each each) {
   const int64_t leaves = Leaves(shape);
   std::vector<std::vector<int64_t>> levels(shape.height);
   levels[0].assign(leaves, 0);
-  for (size_t i = 0; i < count; ++i) {
+  each([&](double value, int64_t weight) {
     int64_t index;
     if (grid != nullptr) {
-      index = std::min<int64_t>(leaves - 1, grid->PointOf(values[i]));
+      index = std::min<int64_t>(leaves - 1, grid->PointOf(value));
     } else {
-      const double fraction = (values[i] - lower) / (upper - lower);
+      const double fraction = (value - lower) / (upper - lower);
       const double leaf = std::floor(fraction * static_cast<double>(leaves));
       index = leaf < 0
                   ? 0
                   : std::min<int64_t>(leaves - 1, static_cast<int64_t>(leaf));
     }
-    levels[0][index] +=
-        weights == nullptr ? 1 : static_cast<int64_t>(weights[i]);
-  }
+    levels[0][index] += weight;
+  });
   for (int level = 1; level < shape.height; ++level) {
     const std::vector<int64_t>& below = levels[level - 1];
     levels[level].assign(below.size() / shape.branching, 0);
@@ -129,6 +133,31 @@ std::vector<std::vector<int64_t>> AggTreeCounts(
     }
   }
   return levels;
+}
+
+}  // namespace
+
+std::vector<std::vector<int64_t>> AggTreeCounts(
+    const double* values, size_t count, double lower, double upper,
+    const AggTreeShape& shape, const double* weights, const OutputGrid* grid) {
+  return CountLevels(lower, upper, shape, grid, [&](auto add) {
+    for (size_t i = 0; i < count; ++i) {
+      add(values[i], weights == nullptr ? 1 : static_cast<int64_t>(weights[i]));
+    }
+  });
+}
+
+std::vector<std::vector<int64_t>> AggTreeCounts(const Runs& runs,
+                                                const OutputGrid& release_grid,
+                                                double lower, double upper,
+                                                const AggTreeShape& shape,
+                                                const OutputGrid* grid) {
+  return CountLevels(lower, upper, shape, grid, [&](auto add) {
+    for (size_t i = 0; i < runs.size; ++i) {
+      add(release_grid.ValueAt(runs.point(i)),
+          static_cast<int64_t>(runs.count(i)));
+    }
+  });
 }
 
 StatusOr<CountNoise> AggTreeNoise(const AggTreeShape& shape,
@@ -212,15 +241,16 @@ class LazyNoisyCounts {
 
 }  // namespace
 
-StatusOr<std::vector<double>> ReleaseAggTree(
-    const double* values, size_t count, double lower, double upper,
+namespace {
+
+// The release from the exact level counts.
+StatusOr<std::vector<double>> ReleaseFromLevels(
+    const std::vector<std::vector<int64_t>>& exact, double lower, double upper,
     const std::vector<double>& quantiles, const AggTreeShape& shape,
-    const PrivacyBudget& budget, RandomSource& rng, const double* weights,
-    const OutputGrid* grid) {
+    const PrivacyBudget& budget, RandomSource& rng, const OutputGrid* grid) {
   StatusOr<CountNoise> noise = AggTreeNoise(shape, budget);
   if (!noise.ok()) return noise.status();
-  const std::vector<std::vector<int64_t>> exact =
-      AggTreeCounts(values, count, lower, upper, shape, weights, grid);
+
   const size_t b = static_cast<size_t>(shape.branching);
   // On a step grid, the first leaf past its last point; nodes from there on
   // hold no record by construction (public): their counts are known to be
@@ -317,6 +347,28 @@ StatusOr<std::vector<double>> ReleaseAggTree(
         std::min(std::max(lower + (upper - lower) * fraction, lower), upper));
   }
   return out;
+}
+
+}  // namespace
+
+StatusOr<std::vector<double>> ReleaseAggTree(
+    const double* values, size_t count, double lower, double upper,
+    const std::vector<double>& quantiles, const AggTreeShape& shape,
+    const PrivacyBudget& budget, RandomSource& rng, const double* weights,
+    const OutputGrid* grid) {
+  return ReleaseFromLevels(
+      AggTreeCounts(values, count, lower, upper, shape, weights, grid), lower,
+      upper, quantiles, shape, budget, rng, grid);
+}
+
+StatusOr<std::vector<double>> ReleaseAggTree(
+    const Runs& runs, const OutputGrid& release_grid, double lower,
+    double upper, const std::vector<double>& quantiles,
+    const AggTreeShape& shape, const PrivacyBudget& budget, RandomSource& rng,
+    const OutputGrid* grid) {
+  return ReleaseFromLevels(
+      AggTreeCounts(runs, release_grid, lower, upper, shape, grid), lower,
+      upper, quantiles, shape, budget, rng, grid);
 }
 
 }  // namespace dpq

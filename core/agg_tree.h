@@ -42,6 +42,7 @@
 #include "core/prepare.h"
 #include "core/privacy.h"
 #include "core/random.h"
+#include "core/runs.h"
 #include "core/status.h"
 
 namespace dpq {
@@ -82,6 +83,10 @@ std::vector<std::vector<int64_t>> AggTreeCounts(
     const double* values, size_t count, double lower, double upper,
     const AggTreeShape& shape, const double* weights = nullptr,
     const OutputGrid* grid = nullptr);
+// The same from runs on `release_grid`.
+std::vector<std::vector<int64_t>> AggTreeCounts(
+    const Runs& runs, const OutputGrid& release_grid, double lower,
+    double upper, const AggTreeShape& shape, const OutputGrid* grid = nullptr);
 
 // The noise every node gets for `budget` (kPure or kZcdp).
 StatusOr<CountNoise> AggTreeNoise(const AggTreeShape& shape,
@@ -104,6 +109,13 @@ StatusOr<std::vector<double>> ReleaseAggTree(
     const std::vector<double>& quantiles, const AggTreeShape& shape,
     const PrivacyBudget& budget, RandomSource& rng,
     const double* weights = nullptr, const OutputGrid* grid = nullptr);
+// The same from runs on `release_grid` (runs.h): each run is its point's
+// value, weighed by its count; what a release reads.
+StatusOr<std::vector<double>> ReleaseAggTree(
+    const Runs& runs, const OutputGrid& release_grid, double lower,
+    double upper, const std::vector<double>& quantiles,
+    const AggTreeShape& shape, const PrivacyBudget& budget, RandomSource& rng,
+    const OutputGrid* grid = nullptr);
 
 }  // namespace dpq
 

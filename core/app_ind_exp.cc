@@ -6,8 +6,7 @@
 
 namespace dpq {
 
-std::vector<int64_t> SampleAppIndExp(const double* cells, size_t count,
-                                     int64_t steps,
+std::vector<int64_t> SampleAppIndExp(const Runs& runs, int64_t steps,
                                      const std::vector<double>& quantiles,
                                      double epsilon_each, RandomSource& rng) {
   const ExponentialQuantileSampler sampler(epsilon_each);
@@ -15,7 +14,7 @@ std::vector<int64_t> SampleAppIndExp(const double* cells, size_t count,
   points.reserve(quantiles.size());
   for (double q : quantiles) {
     points.push_back(
-        sampler.SamplePoint(QuantileProblem{cells, count, 0, steps, q}, rng));
+        sampler.SamplePoint(QuantileProblem::Whole(runs, steps, q), rng));
   }
   std::sort(points.begin(), points.end());
   return points;

@@ -18,13 +18,13 @@
 #include <vector>
 
 #include "core/random.h"
+#include "core/runs.h"
 
 namespace dpq {
 
 // One point per quantile (strictly increasing quantiles), sorted, from
-// `cells` (sorted record cells of a grid with `steps` steps).
-std::vector<int64_t> SampleAppIndExp(const double* cells, size_t count,
-                                     int64_t steps,
+// `runs`: the records on a grid with `steps` steps.
+std::vector<int64_t> SampleAppIndExp(const Runs& runs, int64_t steps,
                                      const std::vector<double>& quantiles,
                                      double epsilon_each, RandomSource& rng);
 

@@ -18,13 +18,15 @@ double LogAdd(double a, double b) {
   return a + std::log1p(std::exp(b - a));
 }
 
-// One node of Algorithm 1: quantiles [begin, end) on records
-// cells[0, count) and points [first_point, last_point]; `low` and `high` are
-// the original quantiles at the node's ends (0 and 1 at the root);
-// `first_end` and `last_end` weigh its ends in the base measure
-// (kReleasedEndWeight where an end is a released cut, kBoundEndWeight for a
-// public bound). `budget` is the epsilon left for the node's subtree (per
-// path), or every node's epsilon (per level).
+// One node of Algorithm 1: quantiles [begin, end) on the records of ranks
+// [lo, hi) of the release's runs (a node's records are a contiguous slice
+// of the sorted records: a cut sends the first `split` left) and points
+// [first_point, last_point]; `low` and `high` are the original quantiles at
+// the node's ends (0 and 1 at the root); `first_end` and `last_end` weigh
+// its ends in the base measure (kReleasedEndWeight where an end is a
+// released cut, kBoundEndWeight for a public bound). `budget` is the
+// epsilon left for the node's subtree (per path), or every node's epsilon
+// (per level).
 struct Node {
   size_t begin;
   size_t end;
@@ -32,8 +34,9 @@ struct Node {
   double high;
   int64_t first_point;
   int64_t last_point;
-  const double* cells;
-  size_t count;
+  Runs runs;
+  uint64_t lo;
+  uint64_t hi;
   uint32_t first_end;
   uint32_t last_end;
   double budget;
@@ -56,36 +59,57 @@ struct Node {
   QuantileProblem Problem(const std::vector<double>& quantiles) const {
     // Rescaling from the originals, not level by level, avoids compounding
     // rounding: (q - low) / (high - low) is the paper's repeated rescaling.
-    return {cells,
-            count,
+    return {runs,
+            lo,
+            hi,
             first_point,
             last_point,
             (quantiles[middle()] - low) / (high - low),
             PointMeasure::Shells(first_point, last_point, first_end, last_end)};
   }
   Node Left(const std::vector<double>& quantiles, SplitPoint cut) const {
-    return {begin,       middle(),           low,           quantiles[middle()],
-            first_point, cut.point,          cells,         cut.split,
-            first_end,   kReleasedEndWeight, ChildBudget(), split};
+    return {begin,
+            middle(),
+            low,
+            quantiles[middle()],
+            first_point,
+            cut.point,
+            runs,
+            lo,
+            lo + cut.split,
+            first_end,
+            kReleasedEndWeight,
+            ChildBudget(),
+            split};
   }
   Node Right(const std::vector<double>& quantiles, SplitPoint cut) const {
-    return {
-        middle() + 1,       end,        quantiles[middle()], high,
-        cut.point,          last_point, cells + cut.split,   count - cut.split,
-        kReleasedEndWeight, last_end,   ChildBudget(),       split};
+    return {middle() + 1,
+            end,
+            quantiles[middle()],
+            high,
+            cut.point,
+            last_point,
+            runs,
+            lo + cut.split,
+            hi,
+            kReleasedEndWeight,
+            last_end,
+            ChildBudget(),
+            split};
   }
 };
 
-Node Root(const double* cells, size_t count, int64_t steps, size_t m,
-          double epsilon, AqBudgetSplit split) {
+Node Root(const Runs& runs, int64_t steps, size_t m, double epsilon,
+          AqBudgetSplit split) {
   return {0,
           m,
           0.0,
           1.0,
           0,
           steps,
-          cells,
-          count,
+          runs,
+          0,
+          runs.total(),
           kBoundEndWeight,
           kBoundEndWeight,
           epsilon,
@@ -142,7 +166,7 @@ double NodeLogProbability(const Node& node,
   for (const auto& [output, probability] :
        SplitProbabilities(problem, epsilon, sub_points, false)) {
     if (output.first != point || !(probability > 0)) continue;
-    const SplitPoint cut{point, static_cast<size_t>(output.second)};
+    const SplitPoint cut{point, output.second};
     total =
         LogAdd(total, std::log(probability) +
                           NodeLogProbability(node.Left(quantiles, cut),
@@ -162,25 +186,23 @@ int ApproximateQuantilesLevels(size_t distinct_quantiles) {
 }
 
 std::vector<int64_t> SampleApproximateQuantiles(
-    const double* cells, size_t count, int64_t steps,
-    const std::vector<double>& quantiles, double epsilon, AqBudgetSplit split,
-    RandomSource& rng, uint64_t sub_points) {
+    const Runs& runs, int64_t steps, const std::vector<double>& quantiles,
+    double epsilon, AqBudgetSplit split, RandomSource& rng,
+    uint64_t sub_points) {
   std::vector<int64_t> points(quantiles.size(), 0);
   Samplers samplers(sub_points);
-  SampleNode(Root(cells, count, steps, quantiles.size(), epsilon, split),
-             quantiles, samplers, rng, &points);
+  SampleNode(Root(runs, steps, quantiles.size(), epsilon, split), quantiles,
+             samplers, rng, &points);
   return points;
 }
 
-double ApproximateQuantilesLogProbability(const double* cells, size_t count,
-                                          int64_t steps,
+double ApproximateQuantilesLogProbability(const Runs& runs, int64_t steps,
                                           const std::vector<double>& quantiles,
                                           double epsilon, AqBudgetSplit split,
                                           const std::vector<int64_t>& points,
                                           uint64_t sub_points) {
-  return NodeLogProbability(
-      Root(cells, count, steps, quantiles.size(), epsilon, split), quantiles,
-      sub_points, points);
+  return NodeLogProbability(Root(runs, steps, quantiles.size(), epsilon, split),
+                            quantiles, sub_points, points);
 }
 
 }  // namespace dpq

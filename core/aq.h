@@ -2,17 +2,16 @@
 //
 // Releases m quantiles by recursion: draw the middle quantile with the
 // single-quantile exponential mechanism, split the records at the drawn point,
-// rescale the remaining quantiles to each side and recurse. Runs in
-// O(n log m) after the sort (far less where epsilon is large: the sampler
-// visits only the records near each target), recursion depth O(log m), with
-// no copy of the records: each side is a contiguous range of the sorted
-// points.
+// rescale the remaining quantiles to each side and recurse. Reads the runs
+// (runs.h): each node is a range of ranks of them, so nothing is copied and
+// nothing is done per record; a node visits the runs near its target
+// (far fewer where epsilon is large). Recursion depth O(log m).
 //
 // Atoms. A node with quantiles on either side must cut its records in two,
 // so it draws with the split form of exponential_quantile.h: its records
-// carry a public random jitter inside their grid point, and an atom that
-// holds the target is cut near the target rank, so both halves get the share
-// of the atom their rescaled quantiles expect (a quartile below a median that
+// sit at fixed sub-points inside their grid point, and an atom that holds
+// the target is cut near the target rank, so both halves get the share of
+// the atom their rescaled quantiles expect (a quartile below a median that
 // fell inside an atom still finds the atom's records). A leaf (one quantile)
 // cuts nothing and draws with the atom-aware form, whose occupied points
 // score the whole rank interval they stand for.
@@ -20,28 +19,24 @@
 // Guarantee: with per-level epsilon e, AQ is (L e)-DP, and with
 // e = sqrt(8 rho / L) it is rho-zCDP, for L = floor(log2 m) + 1 levels, under
 // add/remove-one-record neighbours (paper, Lemma 3.1 and Section 3.3). Proof:
-// the subproblems of one level hold disjoint records (each record, jittered,
-// lies on one side of every cut), so a record added or removed changes the
-// input of one mechanism per level, for every jitter of the other records;
-// each mechanism is e-DP (exponential_quantile.h), hence e-bounded-range and
-// e^2/8-zCDP (Cesar and Rogers 2021); the L levels compose (basic
-// composition, resp. additive zCDP composition), and the bound survives
-// averaging over the jitter. The rescaled quantile of a subproblem depends
-// only on public quantiles, never on record counts.
+// the subproblems of one level hold disjoint records (each record lies on
+// one side of every cut), so a record added or removed changes the input of
+// one mechanism per level; each mechanism is e-DP (exponential_quantile.h),
+// hence e-bounded-range and e^2/8-zCDP (Cesar and Rogers 2021); the L levels
+// compose (basic composition, resp. additive zCDP composition). The rescaled
+// quantile of a subproblem depends only on public quantiles, never on record
+// counts.
 //
-// How the jitter is drawn, which the proofs need: at every inner node, each
-// record of the node's input gets its own sub-point, uniform on [0, K) and
-// independent of every other record's, of the other nodes' jitter and of
-// which other records are present (a node draws afresh; nothing is reused
-// across levels). So for neighbours x and x + {r} the jitters of the common
-// records can be coupled (the same values in both worlds), and r's
-// sub-point is one more independent variable: fixing all of them is what
-// "for every jitter" means above. The sampler draws a sub-point lazily, only
-// when its record's point is listed near the cut (exponential_quantile.h);
-// each is still a fresh uniform draw independent of everything drawn
-// before, so by deferred decisions the output has the distribution of
-// drawing them all up front, and the exact tests sum over every jitter that
-// way.
+// The sub-points of the split form are fixed, not drawn: the c records at a
+// point sit at sub-points spread evenly over it (exponential_quantile.h,
+// SubGapBound), a public function of c. Adding a record at the point moves
+// the count of records before each sub-point by 0 or 1, so it moves each
+// split form's utility by at most its sensitivity and sends the new copy to
+// exactly one side: the two children are neighbours of their counterparts
+// (one of them gains a record, the other is unchanged), which is all the
+// path argument below needs. (Until version 0.3 each record drew its
+// sub-point at random, per node; the proof then fixed every draw by a
+// coupling. Nothing is drawn now, so a run of any count costs one segment.)
 //
 // Per path (pure epsilon-DP): a record is used only by the nodes on one
 // root-to-node path, so what must stay within epsilon is the sum along each
@@ -51,13 +46,14 @@
 // for the m_v quantiles below it. A full subtree gets epsilon / L at every
 // node, as per level; a shallower one (m not 2^L - 1: a leaf one level above
 // the deepest, say) gets the rest of its path, up to twice as much. Proof:
-// fix every jitter and every released point; the transcript's probability is
-// the product of the nodes' probabilities of their outputs given the earlier
-// ones, and with one record x added only the nodes whose input holds x
-// change, which are the nodes of one path (the cuts send x to one side);
-// each such factor changes by at most e^(e_v) (exponential_quantile.h), so
-// the whole by at most e^(sum on the path) <= e^epsilon, pointwise, which
-// survives averaging over the jitter and over the cuts. Rounding: each share
+// fix every node's output (its point and, for a cut, its sub-point); the
+// transcript's probability is the product of the nodes' probabilities of
+// their outputs given the earlier ones, and with one record x added only the
+// nodes whose input holds x change, which are the nodes of one path (each
+// cut sends x to one side, above); each such factor changes by at most
+// e^(e_v) (exponential_quantile.h), so the whole by at most e^(sum on the
+// path) <= e^epsilon, pointwise, which survives summing over the
+// transcripts that release the same points. Rounding: each share
 // is rounded down and each remainder too (DivideDown, SubtractDown), so every
 // path sums to at most epsilon. Under zCDP AQ keeps the per-level split,
 // whose proof is the composition above.
@@ -81,21 +77,21 @@ int ApproximateQuantilesLevels(size_t distinct_quantiles);
 // given epsilon is the whole pure-DP budget, shared along each path (above).
 enum class AqBudgetSplit { kPerLevel, kPerPath };
 
-// Draws one grid point per quantile. `cells` are the sorted record points of
-// a grid with points 0..steps; `quantiles` strictly increasing in (0, 1);
-// `epsilon` every node's epsilon (kPerLevel) or the total (kPerPath);
-// `sub_points` the split form's jitter resolution (tests use tiny ones).
-// Returns the points in the order of `quantiles`, non-decreasing.
+// Draws one grid point per quantile. `runs` are the records on a grid with
+// points 0..steps; `quantiles` strictly increasing in (0, 1); `epsilon`
+// every node's epsilon (kPerLevel) or the total (kPerPath); `sub_points` the
+// split form's sub-points per point (tests use tiny ones). Returns the
+// points in the order of `quantiles`, non-decreasing. O(m (runs near each
+// target)): nothing is done per record.
 std::vector<int64_t> SampleApproximateQuantiles(
-    const double* cells, size_t count, int64_t steps,
-    const std::vector<double>& quantiles, double epsilon, AqBudgetSplit split,
-    RandomSource& rng, uint64_t sub_points = kSplitSubPoints);
+    const Runs& runs, int64_t steps, const std::vector<double>& quantiles,
+    double epsilon, AqBudgetSplit split, RandomSource& rng,
+    uint64_t sub_points = kSplitSubPoints);
 
 // Exact log-probability that SampleApproximateQuantiles returns `points`,
-// summing over the cuts inner nodes may make. Enumerates the jitter
-// (exponential_quantile.h, SplitProbabilities): tiny problems, for tests.
-double ApproximateQuantilesLogProbability(const double* cells, size_t count,
-                                          int64_t steps,
+// summing over the cuts inner nodes may make (SplitProbabilities): tiny
+// problems, for tests.
+double ApproximateQuantilesLogProbability(const Runs& runs, int64_t steps,
                                           const std::vector<double>& quantiles,
                                           double epsilon, AqBudgetSplit split,
                                           const std::vector<int64_t>& points,

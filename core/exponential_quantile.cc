@@ -23,58 +23,40 @@ double LogAdd(double a, double b) {
   return a + std::log1p(std::exp(b - a));
 }
 
-// The end of the run of `cell` that starts at index `begin` of cells[0, n):
-// galloping, so a run of length r costs O(log r), not O(log n).
-size_t RunEnd(const double* cells, size_t begin, size_t n, double cell) {
-  size_t step = 1;
-  size_t known = begin;  // cells[known] == cell
-  while (known + step < n && cells[known + step] == cell) {
-    known += step;
-    step *= 2;
-  }
-  return static_cast<size_t>(
-      std::upper_bound(cells + known, cells + std::min(n, known + step), cell) -
-      cells);
-}
-
-// The start of the run of `cell` that ends just before index `end`.
-size_t RunStart(const double* cells, size_t end, double cell) {
-  size_t step = 1;
-  size_t known = end - 1;  // cells[known] == cell
-  while (known >= step && cells[known - step] == cell) {
-    known -= step;
-    step *= 2;
-  }
-  const size_t from = known >= step ? known - step : 0;
-  return static_cast<size_t>(
-      std::lower_bound(cells + from, cells + known, cell) - cells);
-}
-
 // A piece of the output range with one formula for its mass: empty grid
 // points [first, last] (records == 0) standing for rank `below`, or one
 // occupied point `first` holding `records` records above `below` others.
 struct Segment {
   int64_t first = 0;
   int64_t last = 0;
-  size_t below = 0;
-  size_t records = 0;
+  uint64_t below = 0;
+  uint64_t records = 0;
   uint64_t mass = 0;  // the base measure's mass of [first, last]
 };
 
-// Walks the segments of a problem from one record index outward. Upward
-// segments start at `next_point` with records [index, n) still ahead;
-// downward ones end at `next_point` with records [0, index) still ahead.
+// Walks the segments of a problem outward from one run of its records.
+// Upward segments start at `next_point` with runs [run, end) still ahead;
+// downward ones end at `next_point` with runs [begin, run) still ahead
+// (begin and end: the problem's first run and one past its last).
 class SegmentWalker {
  public:
-  SegmentWalker(const QuantileProblem& problem, bool upward, size_t index,
+  SegmentWalker(const QuantileProblem& problem, bool upward, size_t run,
                 int64_t next_point)
       : p_(problem),
         upward_(upward),
-        index_(index),
+        run_(run),
         next_point_(next_point),
         edge_(problem.measure.Prefix(upward ? next_point : next_point + 1)),
         end_(problem.measure.Prefix(upward ? problem.last_point + 1
-                                           : problem.first_point)) {}
+                                           : problem.first_point)) {
+    // The problem's runs: those holding any of the ranks [lo, hi).
+    if (p_.count() == 0) {
+      first_run_ = end_run_ = 0;
+    } else {
+      first_run_ = p_.runs.RunOfRank(p_.lo);
+      end_run_ = p_.runs.RunOfRank(p_.hi - 1) + 1;
+    }
+  }
 
   bool done() const {
     return upward_ ? next_point_ > p_.last_point : next_point_ < p_.first_point;
@@ -84,7 +66,7 @@ class SegmentWalker {
   uint64_t mass_left() const { return upward_ ? end_ - edge_ : edge_ - end_; }
   // The rank every remaining output is at least this far from: the rank of
   // the next gap, nearest to the target of all that remain.
-  size_t next_rank() const { return index_; }
+  uint64_t next_rank() const { return LocalBefore(run_); }
 
   // The next segment (possibly an empty gap of size 0, which has no mass).
   Segment Next() {
@@ -98,113 +80,144 @@ class SegmentWalker {
   }
 
  private:
+  // The problem's records in runs [first_run_, run), and in run `run`.
+  uint64_t LocalBefore(size_t run) const {
+    return p_.Local(p_.runs.before(run));
+  }
+  uint64_t LocalCount(size_t run) const {
+    return LocalBefore(run + 1) - LocalBefore(run);
+  }
+
   Segment Take() {
     Segment s;
-    const size_t n = p_.count;
     if (upward_) {
-      // The gap up to the next record's point, then that point.
-      const int64_t gap_end = index_ < n
-                                  ? static_cast<int64_t>(p_.cells[index_]) - 1
-                                  : p_.last_point;
+      // The gap up to the next run's point, then that point.
+      const int64_t gap_end =
+          run_ < end_run_ ? p_.runs.point(run_) - 1 : p_.last_point;
       if (gap_ && next_point_ <= gap_end) {
         s.first = next_point_;
         s.last = gap_end;
-        s.below = index_;
+        s.below = LocalBefore(run_);
         next_point_ = gap_end + 1;
         gap_ = false;
         return s;
       }
       gap_ = true;
-      if (index_ >= n) {  // nothing left: an empty final gap
+      if (run_ >= end_run_) {  // nothing left: an empty final gap
         next_point_ = p_.last_point + 1;
         s.first = 1;
         s.last = 0;
         return s;
       }
-      const double cell = p_.cells[index_];
-      const size_t end = RunEnd(p_.cells, index_, n, cell);
-      s.first = s.last = static_cast<int64_t>(cell);
-      s.below = index_;
-      s.records = end - index_;
-      index_ = end;
+      s.first = s.last = p_.runs.point(run_);
+      s.below = LocalBefore(run_);
+      s.records = LocalCount(run_);
+      ++run_;
       next_point_ = s.first + 1;
       return s;
     }
     const int64_t gap_start =
-        index_ > 0 ? static_cast<int64_t>(p_.cells[index_ - 1]) + 1
-                   : p_.first_point;
+        run_ > first_run_ ? p_.runs.point(run_ - 1) + 1 : p_.first_point;
     if (gap_ && gap_start <= next_point_) {
       s.first = gap_start;
       s.last = next_point_;
-      s.below = index_;
+      s.below = LocalBefore(run_);
       next_point_ = gap_start - 1;
       gap_ = false;
       return s;
     }
     gap_ = true;
-    if (index_ == 0) {
+    if (run_ <= first_run_) {
       next_point_ = p_.first_point - 1;
       s.first = 1;
       s.last = 0;
       return s;
     }
-    const double cell = p_.cells[index_ - 1];
-    const size_t start = RunStart(p_.cells, index_, cell);
-    s.first = s.last = static_cast<int64_t>(cell);
-    s.below = start;
-    s.records = index_ - start;
-    index_ = start;
+    --run_;
+    s.first = s.last = p_.runs.point(run_);
+    s.below = LocalBefore(run_);
+    s.records = LocalCount(run_);
     next_point_ = s.first - 1;
     return s;
   }
 
   const QuantileProblem& p_;
   bool upward_;
-  size_t index_;
+  size_t run_;
   int64_t next_point_;
-  uint64_t edge_;    // Prefix at the walked side's edge
-  uint64_t end_;     // Prefix at the far end of the direction
+  uint64_t edge_;  // Prefix at the walked side's edge
+  uint64_t end_;   // Prefix at the far end of the direction
+  size_t first_run_ = 0;
+  size_t end_run_ = 0;
   bool gap_ = true;  // the next segment is the gap (then the point after it)
 };
 
-// dist(target, [low, high]) in units of 2^-20 (target in those units).
-uint64_t ScaledDistanceFrom(uint64_t target, size_t low, size_t high) {
-  const uint64_t lo = static_cast<uint64_t>(low) << kTargetFractionBits;
-  const uint64_t hi = static_cast<uint64_t>(high) << kTargetFractionBits;
-  if (target < lo) return lo - target;
-  if (target > hi) return target - hi;
-  return 0;
+// dist(target, [low, high]) in units of 2^-20 (target in those units),
+// capped at kMaxScaledDistance.
+uint64_t ScaledDistanceFrom(Uint128 target, uint64_t low, uint64_t high) {
+  const Uint128 lo = static_cast<Uint128>(low) << kTargetFractionBits;
+  const Uint128 hi = static_cast<Uint128>(high) << kTargetFractionBits;
+  Uint128 distance = 0;
+  if (target < lo) distance = lo - target;
+  if (target > hi) distance = target - hi;
+  return distance > kMaxScaledDistance ? kMaxScaledDistance
+                                       : static_cast<uint64_t>(distance);
 }
+
+// Problems of fewer than 2^43 records (every one that is not counted rows
+// past 8.8 10^12) keep targets and ranks in 64 bits: the same distances
+// without 128-bit arithmetic, which WebAssembly emulates.
+constexpr uint64_t kNarrowRecords = uint64_t{1} << 43;
+
+// The distance function of one problem, in 64 bits where they suffice.
+class TargetDistance {
+ public:
+  explicit TargetDistance(const QuantileProblem& problem)
+      : target_(problem.ScaledTarget()),
+        narrow_(problem.count() < kNarrowRecords),
+        narrow_target_(static_cast<uint64_t>(target_)) {}
+
+  uint64_t operator()(uint64_t low, uint64_t high) const {
+    if (!narrow_) return ScaledDistanceFrom(target_, low, high);
+    // Below 2^63: no cap, no overflow.
+    const uint64_t lo = low << kTargetFractionBits;
+    const uint64_t hi = high << kTargetFractionBits;
+    if (narrow_target_ < lo) return lo - narrow_target_;
+    if (narrow_target_ > hi) return narrow_target_ - hi;
+    return 0;
+  }
+  // The rank of the target, floor(q n).
+  uint64_t rank() const {
+    return static_cast<uint64_t>(target_ >> kTargetFractionBits);
+  }
+
+ private:
+  Uint128 target_;
+  bool narrow_;
+  uint64_t narrow_target_;
+};
 
 // One output group of an exact draw: grid points [first, last] standing for
 // one rank (a gap), one occupied point (atom form), one sub-gap of an
 // occupied point (split form; first == last), or, in the split form, both
-// sub-gaps of a point holding one record (span 1, a "pair").
-// Kept small (48 bytes): a draw lists hundreds of them. The exponent is
+// sub-gaps of a point holding one record (a "pair"). The exponent is
 // recomputed from the ranks when the item is drawn.
 struct Item {
   int64_t first = 0;
   int64_t last = 0;
-  uint64_t low = 0;     // the ranks it stands for: [low, low + span]; in the
-  uint32_t span = 0;    // split form, low is the records before the output
-  uint32_t scaled = 0;  // size = count K (a gap of the split form) or count
-  // A pair's size is K and this holds its record's sub-point plus one once
-  // drawn (0 before).
+  uint64_t low = 0;   // the ranks it stands for: [low, low + span]; in the
+  uint64_t span = 0;  // split form, low is the records before the output
+  // Base mass: the points' (a gap, an atom-form point) or a sub-gap's
+  // (sub-points x the point's weight). A gap of the split form counts each
+  // point's K sub-points: size = count K. A pair's size is K x its point's
+  // weight, and count holds its record's sub-point plus one.
   uint64_t count = 0;
   int64_t proposal = 0;  // its weight's ProposalExponent()
+  bool scaled = false;   // a gap of the split form
+  bool pair = false;
 };
 
 struct Pool;
-
-// p_h of an occupied point's sorted sub-points (p_0 = -1, p_(c+1) = K - 1):
-// sub-gap h, with h of the point's records before it, holds (p_h, p_(h+1)].
-// `sorted` holds the point's c sub-points.
-int64_t SubPointBound(const uint32_t* sorted, size_t c, uint64_t sub_points,
-                      size_t h) {
-  if (h == 0) return -1;
-  if (h > c) return static_cast<int64_t>(sub_points) - 1;
-  return static_cast<int64_t>(sorted[h - 1]);
-}
 
 // Outputs not worth listing yet, with a dyadic bound 2^cap on the sum of
 // their proposal weights: the rest of a direction (from where its walker
@@ -213,11 +226,10 @@ struct Group {
   int64_t cap = 0;
   std::optional<SegmentWalker> walker;
   int64_t point = 0;
-  size_t below = 0;
-  size_t jitter = 0;   // where the point's sorted sub-points start (arena)
-  size_t records = 0;  // how many there are
-  size_t h_first = 0;
-  size_t h_last = 0;
+  uint64_t below = 0;
+  uint64_t records = 0;  // the point's
+  uint64_t h_first = 0;
+  uint64_t h_last = 0;
   std::unique_ptr<Pool> pool;  // listed when first drawn
 };
 
@@ -234,102 +246,42 @@ struct Pool {
 
 struct DrawScratch {
   Pool top;
-  // Every atom's sorted sub-points, end to end (Group::jitter indexes it).
-  std::vector<uint32_t> jitter_arena;
 };
 
 namespace {
 
-// The exact draw of exact_exponential.h for one problem: the outputs near
-// the target listed (built on construction; the split form draws its jitter
-// then), and one proposal-and-acceptance round at a time.
-template <bool kSplit>
-class QuantileDraw {
+// The base-two exponent of each output and the sizes of the outputs' items:
+// what both the listing and the rounds of a draw read.
+class DrawWeights {
  public:
-  QuantileDraw(const QuantileProblem& problem, double epsilon,
-               uint64_t sub_points, int margin, int headroom, BitReader& setup,
-               DrawScratch* scratch)
+  DrawWeights(const QuantileProblem& problem, double epsilon,
+              uint64_t sub_points)
       : p_(problem),
         rate_(epsilon / (2 * QuantileSensitivity(problem.quantile))),
-        sub_points_(sub_points),
-        margin_(margin),
-        headroom_(headroom),
-        bits_(&setup),
-        target_(problem.ScaledTarget()),
-        jitter_arena_(scratch->jitter_arena),
-        top_(scratch->top) {
-    // The previous draw's buffers, emptied (their capacity kept).
-    top_.items.clear();
-    top_.groups.clear();
-    top_.top = std::numeric_limits<int64_t>::min();
-    jitter_arena_.clear();
-    // The run holding the record of rank floor(q n) (clamped) holds the
-    // target: above it distances grow with the rank, below it they grow as
-    // the rank falls.
-    const size_t n = p_.count;
-    const size_t start = std::min<size_t>(
-        n - 1, static_cast<size_t>(target_ >> kTargetFractionBits));
-    const double cell = p_.cells[start];
-    const int64_t point = static_cast<int64_t>(cell);
-    const size_t begin = p_.Below(point);
-    const size_t end = RunEnd(p_.cells, begin, n, cell);
-    Segment run;
-    run.first = run.last = point;
-    run.below = begin;
-    run.records = end - begin;
-    run.mass = p_.measure.Weight(point);
-    // Room for every segment (two per record and an end gap), up to a few
-    // thousand, before the first: growing the list copies it.
-    top_.items.reserve(std::min<size_t>(2 * n + 8, 4096));
-    Emit(&top_, run, false);
-    SegmentWalker up(p_, true, end, point + 1);
-    SegmentWalker down(p_, false, begin, point - 1);
-    Walk(&top_, &up, false);
-    Walk(&top_, &down, false);
-    Finish(&top_, headroom_);
+        distance_(problem),
+        sub_points_(sub_points) {}
+
+  const QuantileProblem& problem() const { return p_; }
+  uint64_t sub_points() const { return sub_points_; }
+  uint64_t target_rank() const { return distance_.rank(); }
+
+  // The exponent of an output standing for ranks [low, high].
+  Exponent At(uint64_t low, uint64_t high) const {
+    return rate_.ExponentFor(distance_(low, high));
   }
-
-  // One round, reading `bits`: true with *out set when the proposal is
-  // accepted.
-  bool Round(BitReader& bits, SplitPoint* out) {
-    bits_ = &bits;
-    Item* item = DrawFrom(&top_, false, 0);
-    if (item == nullptr) return false;
-    if (Pair(*item)) return RoundOnPair(item, out);
-    if (!BernoulliSizeShare(*bits_, Size(*item)) ||
-        !BernoulliTwoToMinusFraction(
-            *bits_, ExponentAt(item->low, item->low + item->span).fraction)) {
-      return false;
-    }
-    out->point = item->first;
-    if (item->last > item->first) {  // a gap: a point by its weight
-      out->point = p_.measure.PointAt(
-          item->first, item->last,
-          static_cast<uint64_t>(UniformBits(*bits_, item->count)));
-    }
-    out->split = static_cast<size_t>(item->low);
-    return true;
+  // A pair's smaller exponent: of rank low or of rank low + 1 (not of the
+  // interval between them, which a target between the ranks would make 0
+  // and every round a near-certain rejection at large epsilon).
+  Exponent Pair(const Item& item) const {
+    return rate_.ExponentFor(std::min(distance_(item.low, item.low),
+                                      distance_(item.low + 1, item.low + 1)));
   }
-
- private:
-  // The exponent of an output standing for ranks [low, high]
-  // (QuantileProblem::ScaledDistance with the target computed once).
-  Exponent ExponentAt(size_t low, size_t high) const {
-    return rate_.ExponentFor(ScaledDistanceFrom(target_, low, high));
-  }
-
-  // Split form: both sub-gaps of a one-record point, listed as one item
-  // whose exponent is the nearer rank's (the smaller of the two).
-  static bool Pair(const Item& item) { return kSplit && item.span == 1; }
-
   // An item's outputs' base mass, and whether each output is a point's K
   // sub-points (a gap of the split form, or a pair) rather than one output.
   uint64_t BaseMass(const Item& item) const {
-    return Pair(item) ? p_.measure.Weight(item.first) : item.count;
+    return item.pair ? p_.measure.Weight(item.first) : item.count;
   }
-  static bool Scaled(const Item& item) {
-    return Pair(item) || item.scaled != 0;
-  }
+  static bool Scaled(const Item& item) { return item.pair || item.scaled; }
   // The item's size: its base mass, times K if scaled.
   Uint128 Size(const Item& item) const {
     return static_cast<Uint128>(BaseMass(item)) *
@@ -345,131 +297,152 @@ class QuantileDraw {
     return CeilLog2Of64(mass) + (scaled ? sub_point_shift_ : 0);
   }
 
-  // A pair's smaller exponent: of rank low or of rank low + 1 (not of the
-  // interval between them, which a target between the ranks would make 0
-  // and every round a near-certain rejection at large epsilon).
-  Exponent PairExponent(const Item& item) const {
-    // The exponent grows with the distance: one product for the nearer.
-    const size_t low = static_cast<size_t>(item.low);
-    return rate_.ExponentFor(
-        std::min(ScaledDistanceFrom(target_, low, low),
-                 ScaledDistanceFrom(target_, low + 1, low + 1)));
+ private:
+  const QuantileProblem& p_;
+  BaseTwoRate rate_;
+  TargetDistance distance_;
+  uint64_t sub_points_;
+  // log2 K when K is a power of two (always, but in tests), else -1.
+  int sub_point_shift_ =
+      (sub_points_ & (sub_points_ - 1)) == 0 ? CeilLog2Of64(sub_points_) : -1;
+};
+
+// The outputs near the target, listed into pools as items (the draw's
+// candidates) with the rest of each direction, and the far sub-gaps of
+// large atoms, as groups listed only when drawn.
+template <bool kSplit>
+class OutputListing {
+ public:
+  OutputListing(const DrawWeights& weights, int margin, int headroom)
+      : w_(weights),
+        p_(weights.problem()),
+        margin_(margin),
+        headroom_(headroom) {}
+
+  // Lists the top pool: the run holding the target's rank first, then
+  // outward in both directions while the outputs can matter.
+  void ListTop(Pool* top) const {
+    top->items.clear();
+    top->groups.clear();
+    top->top = std::numeric_limits<int64_t>::min();
+    // The run holding the record of rank floor(q n) (clamped) holds the
+    // target: above it distances grow with the rank, below it they grow as
+    // the rank falls.
+    const uint64_t n = p_.count();
+    const uint64_t start = std::min<uint64_t>(n - 1, w_.target_rank());
+    const size_t run = p_.runs.RunOfRank(p_.lo + start);
+    const int64_t point = p_.runs.point(run);
+    Segment s;
+    s.first = s.last = point;
+    s.below = p_.Local(p_.runs.before(run));
+    s.records = p_.Local(p_.runs.before(run + 1)) - s.below;
+    s.mass = p_.measure.Weight(point);
+    // Room for a few thousand items before the first growth copies them.
+    top->items.reserve(
+        static_cast<size_t>(std::min<uint64_t>(2 * p_.runs.size + 8, 4096)));
+    Emit(top, s, false);
+    SegmentWalker up(p_, true, run + 1, point + 1);
+    SegmentWalker down(p_, false, run, point - 1);
+    Walk(top, &up, false);
+    Walk(top, &down, false);
+    Finish(top, headroom_);
   }
 
-  // The round after a pair was proposed (weight 2^a, a = ceil(log2 K) -
-  // floor(y_min)). The record's sub-point p is drawn the first time the pair
-  // is (lazily: a record's jitter matters only where the cut is made), then
-  // a uniform sub-point s of the K: sub-gap h = [s > p] (h records before
-  // it, size p + 1 or K - 1 - p), so h has probability size_h / K. Accepted
-  // with probability K 2^-y_h / 2^a = 2^-(y_h - floor(y_min)): as for every
-  // item, sub-gap h is returned with probability size_h 2^-y_h / 2^a.
-  bool RoundOnPair(Item* item, SplitPoint* out) {
-    if (item->count == 0) {
-      item->count = static_cast<uint64_t>(UniformBits(*bits_, sub_points_)) + 1;
+  // Lists a group's outputs into a pool of its own.
+  void Expand(Group* group) const {
+    group->pool = std::make_unique<Pool>();
+    Pool* pool = group->pool.get();
+    if (group->walker.has_value()) {
+      Walk(pool, &*group->walker, true);
+    } else {
+      const uint64_t weight = p_.measure.Weight(group->point);
+      for (uint64_t h = group->h_first; h <= group->h_last; ++h) {
+        AddSubGap(pool, group->point, group->below, group->records, h, weight);
+      }
     }
-    const uint64_t position = item->count - 1;
-    const uint64_t s = static_cast<uint64_t>(UniformBits(*bits_, sub_points_));
-    const size_t h = s > position ? 1 : 0;
-    if (!BernoulliSizeShare(*bits_, Size(*item))) return false;
-    const uint64_t floor_min = PairExponent(*item).whole;
-    const Exponent y = ExponentAt(item->low + h, item->low + h);
-    // 2^-(y.whole - floor_min): that many zero bits in a row.
-    for (uint64_t left = y.whole - floor_min; left > 0;) {
-      const int take =
-          static_cast<int>(std::min<uint64_t>(left, BitReader::kMaxPeek));
-      if (bits_->Bits(take) != 0) return false;
-      left -= static_cast<uint64_t>(take);
-    }
-    if (!BernoulliTwoToMinusFraction(*bits_, y.fraction)) return false;
-    out->point = item->first;
-    out->split = static_cast<size_t>(item->low + h);
-    return true;
+    // Extra headroom of log2(entries) keeps the units' rounding within the
+    // factor 2 the caps allow for.
+    const size_t entries = pool->items.size() + pool->groups.size();
+    Finish(pool, headroom_ + BitWidth(static_cast<Uint128>(entries)));
   }
 
+ private:
   // An item for ranks [low, high] (high = low but for the atom form's
-  // occupied points) of base mass `count`, times K if `scaled`.
-  void AddItem(Pool* pool, int64_t first, int64_t last, size_t low, size_t high,
-               uint64_t count, bool scaled) {
-    Item item{first,
-              last,
-              static_cast<uint64_t>(low),
-              static_cast<uint32_t>(high - low),
-              scaled ? 1u : 0u,
-              count,
-              0};
+  // occupied points and pairs) of base mass `count`, times K if `scaled`.
+  void AddItem(Pool* pool, Item item) const {
     // ExactWeight::ProposalExponent: ceil(log2 size) - floor(y).
-    const Exponent y = Pair(item) ? PairExponent(item) : ExponentAt(low, high);
-    item.proposal =
-        SizeBits(BaseMass(item), Scaled(item)) - static_cast<int64_t>(y.whole);
+    const Exponent y =
+        item.pair ? w_.Pair(item) : w_.At(item.low, item.low + item.span);
+    item.proposal = w_.SizeBits(w_.BaseMass(item), DrawWeights::Scaled(item)) -
+                    static_cast<int64_t>(y.whole);
     pool->Note(item.proposal);
     pool->items.push_back(item);
   }
 
-  void AddGroup(Pool* pool, Group group) {
+  // Sub-gap h of an occupied point (c records, `below` before it), if it
+  // holds any sub-point.
+  void AddSubGap(Pool* pool, int64_t point, uint64_t below, uint64_t c,
+                 uint64_t h, uint64_t weight) const {
+    const uint64_t k = w_.sub_points();
+    const int64_t size = SubGapBound(c, k, h + 1) - SubGapBound(c, k, h);
+    if (size <= 0) return;
+    Item item;
+    item.first = item.last = point;
+    item.low = below + h;
+    item.count = static_cast<uint64_t>(size) * weight;
+    AddItem(pool, item);
+  }
+
+  void AddGroup(Pool* pool, Group group) const {
     pool->Note(group.cap);
     pool->groups.push_back(std::move(group));
   }
 
-  // The items of one segment. In the split form an occupied point draws its
-  // records' sub-points and lists the sub-gaps outward from the one nearest
-  // the target while they can matter (unless `all`); the rest on each side
-  // becomes a group.
-  void Emit(Pool* pool, const Segment& s, bool all) {
+  // The items of one segment. In the split form an occupied point lists its
+  // sub-gaps outward from the one nearest the target while they can matter
+  // (unless `all`); the rest on each side becomes a group.
+  void Emit(Pool* pool, const Segment& s, bool all) const {
+    Item item;
+    item.first = s.first;
+    item.last = s.last;
+    item.low = s.below;
+    item.count = s.mass;
     if (s.records == 0) {
-      AddItem(pool, s.first, s.last, s.below, s.below, s.mass, kSplit);
+      item.scaled = kSplit;
+      AddItem(pool, item);
+      return;
+    }
+    if (!kSplit) {  // the atom-aware form: one output for all its ranks
+      item.span = s.records;
+      AddItem(pool, item);
+      return;
+    }
+    const uint64_t c = s.records;
+    const uint64_t k = w_.sub_points();
+    if (c == 1) {  // a pair: both sub-gaps in one item
+      item.span = 1;
+      item.pair = true;
+      item.count = static_cast<uint64_t>(SubGapBound(1, k, 1)) + 1;
+      AddItem(pool, item);
       return;
     }
     const uint64_t weight = s.mass;  // one point's
-    if (!kSplit) {
-      AddItem(pool, s.first, s.first, s.below, s.below + s.records, weight,
-              false);
-      return;
-    }
-    // Independent uniform sub-points, sorted: sub-gap h (h records of the
-    // point before it) holds sub-points (p_h, p_(h+1)], with p_0 = -1 and
-    // p_(c+1) = K - 1.
-    const size_t c = s.records;
-    if (c == 1) {  // a pair: its sub-point is drawn only if it is proposed
-      AddItem(pool, s.first, s.first, s.below, s.below + 1, 0, false);
-      return;
-    }
-    // In the draw's one arena: no allocation per atom.
-    const size_t stored = jitter_arena_.size();
-    jitter_arena_.resize(stored + c);
-    uint32_t* sorted = jitter_arena_.data() + stored;  // stable in this call
-    for (size_t j = 0; j < c; ++j) {
-      sorted[j] = sub_points_ == (uint64_t{1} << 32)
-                      ? static_cast<uint32_t>(bits_->Bits(32))
-                      : static_cast<uint32_t>(UniformBits(*bits_, sub_points_));
-    }
-    std::sort(sorted, sorted + c);
-    auto bound = [&](size_t h) {
-      return SubPointBound(sorted, c, sub_points_, h);
-    };
-    auto add = [&](size_t h) {
-      const int64_t size = bound(h + 1) - bound(h);
-      if (size > 0) {
-        AddItem(pool, s.first, s.first, s.below + h, s.below + h,
-                static_cast<uint64_t>(size) * weight, false);
-      }
-    };
-    const uint64_t target_rank = target_ >> kTargetFractionBits;
-    const size_t nearest = static_cast<size_t>(std::min<uint64_t>(
-        c, target_rank > s.below ? target_rank - s.below : 0));
-    add(nearest);
+    auto bound = [&](uint64_t h) { return SubGapBound(c, k, h); };
+    const uint64_t target = w_.target_rank();
+    const uint64_t nearest =
+        std::min<uint64_t>(c, target > s.below ? target - s.below : 0);
+    AddSubGap(pool, s.first, s.below, c, nearest, weight);
     // Sub-gaps [0, low) and (high, c] are still to place.
-    size_t low = nearest;
-    size_t high = nearest;
-    auto group = [&](size_t first, size_t last, size_t near) {
+    uint64_t low = nearest;
+    uint64_t high = nearest;
+    auto group = [&](uint64_t first, uint64_t last, uint64_t near) {
       const Uint128 total =
           static_cast<Uint128>(bound(last + 1) - bound(first)) * weight;
       Group g;
       g.cap = CeilLog2(total) + 2 -
-              static_cast<int64_t>(
-                  ExponentAt(s.below + near, s.below + near).whole);
+              static_cast<int64_t>(w_.At(s.below + near, s.below + near).whole);
       g.point = s.first;
       g.below = s.below;
-      g.jitter = stored;
       g.records = c;
       g.h_first = first;
       g.h_last = last;
@@ -483,7 +456,7 @@ class QuantileDraw {
         break;
       }
       --low;
-      add(low);
+      AddSubGap(pool, s.first, s.below, c, low, weight);
     }
     while (high < c) {
       if (bound(c + 1) - bound(high + 1) == 0) break;
@@ -493,7 +466,7 @@ class QuantileDraw {
         break;
       }
       ++high;
-      add(high);
+      AddSubGap(pool, s.first, s.below, c, high, weight);
     }
   }
 
@@ -503,12 +476,12 @@ class QuantileDraw {
   // and each point group's cap is below 8 (its size) 2^-floor(y_next); the
   // sizes (base masses) sum to `left`; rounding up to units at most doubles
   // the sum.
-  void Walk(Pool* pool, SegmentWalker* walker, bool all) {
+  void Walk(Pool* pool, SegmentWalker* walker, bool all) const {
     while (!walker->done()) {
       if (!all) {
-        const size_t rank = walker->next_rank();
-        const int64_t cap = SizeBits(walker->mass_left(), kSplit) + 4 -
-                            static_cast<int64_t>(ExponentAt(rank, rank).whole);
+        const uint64_t rank = walker->next_rank();
+        const int64_t cap = w_.SizeBits(walker->mass_left(), kSplit) + 4 -
+                            static_cast<int64_t>(w_.At(rank, rank).whole);
         if (cap + margin_ < pool->top) {
           Group g;
           g.cap = cap;
@@ -531,29 +504,78 @@ class QuantileDraw {
     pool->table.Finish();
   }
 
-  void Expand(Group* group) {
-    group->pool = std::make_unique<Pool>();
-    Pool* pool = group->pool.get();
-    if (group->walker.has_value()) {
-      Walk(pool, &*group->walker, true);
-    } else {
-      const uint32_t* sorted = jitter_arena_.data() + group->jitter;
-      const size_t c = group->records;
-      const uint64_t weight = p_.measure.Weight(group->point);
-      for (size_t h = group->h_first; h <= group->h_last; ++h) {
-        const int64_t size = SubPointBound(sorted, c, sub_points_, h + 1) -
-                             SubPointBound(sorted, c, sub_points_, h);
-        if (size > 0) {
-          AddItem(pool, group->point, group->point, group->below + h,
-                  group->below + h, static_cast<uint64_t>(size) * weight,
-                  false);
-        }
-      }
+  const DrawWeights& w_;
+  const QuantileProblem& p_;
+  int margin_;
+  int headroom_;
+};
+
+// The exact draw of exact_exponential.h for one problem: the outputs near
+// the target listed (OutputListing), then one proposal-and-acceptance round
+// at a time: choose an item by its proposal weight (DrawFrom), and accept it
+// with the probability its true weight leaves (Round; RoundOnPair for a
+// pair's two sub-gaps).
+template <bool kSplit>
+class QuantileDraw {
+ public:
+  QuantileDraw(const QuantileProblem& problem, double epsilon,
+               uint64_t sub_points, int margin, int headroom,
+               DrawScratch* scratch)
+      : weights_(problem, epsilon, sub_points),
+        listing_(weights_, margin, headroom),
+        top_(scratch->top) {
+    listing_.ListTop(&top_);
+  }
+
+  // One round, reading `bits`: true with *out set when the proposal is
+  // accepted.
+  bool Round(BitReader& bits, SplitPoint* out) {
+    bits_ = &bits;
+    Item* item = DrawFrom(&top_, false, 0);
+    if (item == nullptr) return false;
+    if (item->pair) return RoundOnPair(*item, out);
+    if (!BernoulliSizeShare(*bits_, weights_.Size(*item)) ||
+        !BernoulliTwoToMinusFraction(
+            *bits_, weights_.At(item->low, item->low + item->span).fraction)) {
+      return false;
     }
-    // Extra headroom of log2(entries) keeps the units' rounding within the
-    // factor 2 the caps allow for.
-    const size_t entries = pool->items.size() + pool->groups.size();
-    Finish(pool, headroom_ + BitWidth(static_cast<Uint128>(entries)));
+    out->point = item->first;
+    if (item->last > item->first) {  // a gap: a point by its weight
+      const QuantileProblem& p = weights_.problem();
+      out->point = p.measure.PointAt(
+          item->first, item->last,
+          static_cast<uint64_t>(UniformBits(*bits_, item->count)));
+    }
+    out->split = item->low;
+    return true;
+  }
+
+ private:
+  // The round after a pair was proposed (weight 2^a, a = ceil(log2 K) -
+  // floor(y_min)): a uniform sub-point s of the K; sub-gap h = [s > p] for
+  // the record's sub-point p (h records before it, size p + 1 or K - 1 - p),
+  // so h has probability size_h / K. Accepted with probability
+  // K 2^-y_h / 2^a = 2^-(y_h - floor(y_min)): as for every item, sub-gap h
+  // is returned with probability size_h 2^-y_h / 2^a.
+  bool RoundOnPair(const Item& item, SplitPoint* out) {
+    const uint64_t position = item.count - 1;
+    const uint64_t s =
+        static_cast<uint64_t>(UniformBits(*bits_, weights_.sub_points()));
+    const uint64_t h = s > position ? 1 : 0;
+    if (!BernoulliSizeShare(*bits_, weights_.Size(item))) return false;
+    const uint64_t floor_min = weights_.Pair(item).whole;
+    const Exponent y = weights_.At(item.low + h, item.low + h);
+    // 2^-(y.whole - floor_min): that many zero bits in a row.
+    for (uint64_t left = y.whole - floor_min; left > 0;) {
+      const int take =
+          static_cast<int>(std::min<uint64_t>(left, BitReader::kMaxPeek));
+      if (bits_->Bits(take) != 0) return false;
+      left -= static_cast<uint64_t>(take);
+    }
+    if (!BernoulliTwoToMinusFraction(*bits_, y.fraction)) return false;
+    out->point = item.first;
+    out->split = item.low + h;
+    return true;
   }
 
   // An item with probability proportional to its proposal weight (or, from
@@ -566,23 +588,14 @@ class QuantileDraw {
     if (e == DyadicTable::kNone || !pool->table.Thin(*bits_, e)) return nullptr;
     if (e < pool->items.size()) return &pool->items[e];
     Group& group = pool->groups[e - pool->items.size()];
-    if (!group.pool) Expand(&group);
+    if (!group.pool) listing_.Expand(&group);
     return DrawFrom(group.pool.get(), true, group.cap);
   }
 
-  const QuantileProblem& p_;
-  BaseTwoRate rate_;
-  uint64_t sub_points_;
-  // log2 K when K is a power of two (always, but in tests), else -1.
-  int sub_point_shift_ =
-      (sub_points_ & (sub_points_ - 1)) == 0 ? CeilLog2Of64(sub_points_) : -1;
-  int margin_;
-  int headroom_;
-  BitReader* bits_;
-  uint64_t target_;  // ScaledTarget()
-  // Every atom's sorted sub-points, end to end (Group::jitter indexes it).
-  std::vector<uint32_t>& jitter_arena_;
+  DrawWeights weights_;
+  OutputListing<kSplit> listing_;
   Pool& top_;
+  BitReader* bits_ = nullptr;
 };
 
 }  // namespace
@@ -645,31 +658,38 @@ int64_t PointMeasure::PointAt(int64_t from, int64_t to, uint64_t offset) const {
   return to;
 }
 
-size_t QuantileProblem::Below(int64_t point) const {
-  return static_cast<size_t>(
-      std::lower_bound(cells, cells + count, static_cast<double>(point)) -
-      cells);
+int64_t SubGapBound(uint64_t c, uint64_t sub_points, uint64_t h) {
+  if (h == 0) return -1;
+  if (h > c) return static_cast<int64_t>(sub_points) - 1;
+  // floor((2h - 1) K / (2c)): in 64 bits while (2h - 1) K fits, else 128.
+  const uint64_t odd = 2 * h - 1;
+  if (odd <= (~uint64_t{0}) / sub_points) {
+    return static_cast<int64_t>(odd * sub_points / (2 * c));
+  }
+  return static_cast<int64_t>(MultiplyWide(odd, sub_points) /
+                              static_cast<Uint128>(2 * c));
 }
 
-size_t QuantileProblem::AtOrBelow(int64_t point) const {
-  return static_cast<size_t>(
-      std::upper_bound(cells, cells + count, static_cast<double>(point)) -
-      cells);
+Uint128 QuantileProblem::ScaledTarget() const {
+  const uint64_t n = count();
+  if (!(quantile > 0) || n == 0) return 0;
+  // q = m 2^(e - 53) with m a 53-bit integer, so q n 2^20 = m n 2^(e - 33):
+  // the exact product in 128 bits (below 2^106), then a right shift by
+  // 33 - e >= 32 (q <= 1 gives e <= 1), rounded to the nearest.
+  int exponent = 0;
+  const double fraction = std::frexp(quantile, &exponent);
+  const auto mantissa = static_cast<uint64_t>(std::ldexp(fraction, 53));
+  const Uint128 product = MultiplyWide(mantissa, n);
+  const int shift = 33 - exponent;
+  if (shift >= 128) return 0;
+  return (product + (static_cast<Uint128>(1) << (shift - 1))) >> shift;
 }
 
-uint64_t QuantileProblem::ScaledTarget() const {
-  // q n 2^20 with one rounding of the product (below 2^51, so off by at most
-  // 1/4) and one to the nearest integer.
-  const double scaled =
-      quantile * std::ldexp(static_cast<double>(count), kTargetFractionBits);
-  return static_cast<uint64_t>(std::nearbyint(std::max(0.0, scaled)));
-}
-
-uint64_t QuantileProblem::ScaledDistance(size_t low, size_t high) const {
+uint64_t QuantileProblem::ScaledDistance(uint64_t low, uint64_t high) const {
   return ScaledDistanceFrom(ScaledTarget(), low, high);
 }
 
-double QuantileProblem::Distance(size_t low, size_t high) const {
+double QuantileProblem::Distance(uint64_t low, uint64_t high) const {
   return std::ldexp(static_cast<double>(ScaledDistance(low, high)),
                     -kTargetFractionBits);
 }
@@ -703,7 +723,7 @@ template <bool kSplit>
 SplitPoint ExponentialQuantileSampler::Sample(const QuantileProblem& problem,
                                               RandomSource& rng) const {
   BitReader bits(rng);
-  if (problem.count == 0) {  // every point by its weight alone
+  if (problem.count() == 0) {  // every point by its weight alone
     const uint64_t mass =
         problem.measure.Mass(problem.first_point, problem.last_point);
     return {
@@ -713,7 +733,7 @@ SplitPoint ExponentialQuantileSampler::Sample(const QuantileProblem& problem,
   }
   if (scratch_ == nullptr) scratch_ = std::make_unique<DrawScratch>();
   QuantileDraw<kSplit> draw(problem, epsilon_, sub_points_, tail_margin_bits_,
-                            headroom_, bits, scratch_.get());
+                            headroom_, scratch_.get());
   SplitPoint out;
   while (bits.healthy()) {
     if (draw.Round(bits, &out)) return out;
@@ -722,19 +742,17 @@ SplitPoint ExponentialQuantileSampler::Sample(const QuantileProblem& problem,
 }
 
 std::optional<SplitPoint> ExponentialQuantileSampler::RoundForTest(
-    const QuantileProblem& problem, bool split, RandomSource& setup,
-    BitReader& round) const {
-  BitReader setup_bits(setup);
+    const QuantileProblem& problem, bool split, BitReader& round) const {
   DrawScratch scratch;
   SplitPoint out;
   bool accepted;
   if (split) {
     QuantileDraw<true> draw(problem, epsilon_, sub_points_, tail_margin_bits_,
-                            headroom_, setup_bits, &scratch);
+                            headroom_, &scratch);
     accepted = draw.Round(round, &out);
   } else {
     QuantileDraw<false> draw(problem, epsilon_, sub_points_, tail_margin_bits_,
-                             headroom_, setup_bits, &scratch);
+                             headroom_, &scratch);
     accepted = draw.Round(round, &out);
   }
   if (!accepted) return std::nullopt;
@@ -754,7 +772,9 @@ double PointLogProbability(const QuantileProblem& problem, double epsilon,
                        .Value();
   };
   // Every segment, bottom to top.
-  SegmentWalker walker(problem, true, 0, problem.first_point);
+  const size_t first_run =
+      problem.count() == 0 ? 0 : problem.runs.RunOfRank(problem.lo);
+  SegmentWalker walker(problem, true, first_run, problem.first_point);
   double normaliser = kNegativeInfinity;
   while (!walker.done()) {
     const Segment s = walker.Next();
@@ -770,44 +790,33 @@ std::map<std::pair<int64_t, uint64_t>, double> SplitProbabilities(
     const QuantileProblem& problem, double epsilon, uint64_t sub_points,
     bool by_sub_point) {
   const BaseTwoRate rate(epsilon / (2 * QuantileSensitivity(problem.quantile)));
-  const size_t n = problem.count;
+  // The plain exponential mechanism over every sub-point: the rank of
+  // (v, s) is the records below v plus those of v's records whose fixed
+  // sub-point is below s.
+  std::vector<std::pair<std::pair<int64_t, uint64_t>, double>> outputs;
+  double top = kNegativeInfinity;
+  for (int64_t v = problem.first_point; v <= problem.last_point; ++v) {
+    const uint64_t below = problem.Below(v);
+    const uint64_t c = problem.AtOrBelow(v) - below;
+    for (uint64_t s = 0; s < sub_points; ++s) {
+      uint64_t before = 0;
+      while (before < c &&
+             SubGapBound(c, sub_points, before + 1) < static_cast<int64_t>(s)) {
+        ++before;
+      }
+      const uint64_t rank = below + before;
+      const double log_weight =
+          std::log(static_cast<double>(problem.measure.Weight(v))) -
+          kLn2 * rate.ExponentFor(problem.ScaledDistance(rank, rank)).Value();
+      top = std::max(top, log_weight);
+      outputs.push_back({{v, by_sub_point ? s : rank}, log_weight});
+    }
+  }
+  double total = 0;
+  for (const auto& o : outputs) total += std::exp(o.second - top);
   std::map<std::pair<int64_t, uint64_t>, double> result;
-  std::vector<uint64_t> jitter(n, 0);
-  double jitters =
-      std::pow(static_cast<double>(sub_points), static_cast<double>(n));
-  std::function<void(size_t)> each = [&](size_t i) {
-    if (i < n) {
-      for (uint64_t s = 0; s < sub_points; ++s) {
-        jitter[i] = s;
-        each(i + 1);
-      }
-      return;
-    }
-    // One jitter: the plain exponential mechanism over every sub-point.
-    std::vector<std::pair<std::pair<int64_t, uint64_t>, double>> outputs;
-    double top = kNegativeInfinity;
-    for (int64_t v = problem.first_point; v <= problem.last_point; ++v) {
-      for (uint64_t s = 0; s < sub_points; ++s) {
-        size_t rank = 0;
-        for (size_t r = 0; r < n; ++r) {
-          const double cell = problem.cells[r];
-          rank += cell < static_cast<double>(v) ||
-                  (cell == static_cast<double>(v) && jitter[r] < s);
-        }
-        const double log_weight =
-            std::log(static_cast<double>(problem.measure.Weight(v))) -
-            kLn2 * rate.ExponentFor(problem.ScaledDistance(rank, rank)).Value();
-        top = std::max(top, log_weight);
-        outputs.push_back({{v, by_sub_point ? s : rank}, log_weight});
-      }
-    }
-    double total = 0;
-    for (const auto& o : outputs) total += std::exp(o.second - top);
-    for (const auto& o : outputs) {
-      result[o.first] += std::exp(o.second - top) / total / jitters;
-    }
-  };
-  each(0);
+  for (const auto& o : outputs)
+    result[o.first] += std::exp(o.second - top) / total;
   return result;
 }
 

@@ -13,25 +13,34 @@
 // atom releases the atom's own value.
 //
 // Split form (SampleSplit), for AQ's inner nodes, which must cut the records
-// in two. Each grid point has K = sub_points equal sub-points; every record
-// draws an independent uniform sub-point of its own point (a jitter by public
-// randomness, as in HSJointExp). Output: a sub-point (v, s); its rank r is the
-// number of records before it in (point, sub-point) order, its utility
+// in two. Each grid point has K = sub_points equal sub-points, and the c
+// records at an occupied point sit at fixed sub-points spread evenly over
+// it: the h-th (h = 1..c) at floor((2h - 1) K / (2c)) (SubGapBound). Records
+// at one point are equal, so which of them sits where does not matter; only
+// how many lie before a sub-point does, and that is a public function of c.
+// Output: a sub-point (v, s); its rank r is the number of records before it
+// in (point, sub-point) order, its utility
 //   u(X, (v, s)) = -|r - t|.
 // Released: v; the r records before (v, s) form the left part. So an atom is
 // cut where the target falls inside it, and AQ's two halves stay disjoint.
+// (Until version 0.3 each record drew a uniform sub-point at random, which
+// needs one draw per record; the fixed spread costs nothing per record, so
+// a run of 10^12 counted rows is cut as cheaply as one record.)
 //
 // Guarantee (both forms): epsilon-DP under add/remove-one-record neighbours,
 // hence epsilon-bounded-range and epsilon^2/8-zCDP. Proof: adding a record x
 // moves t by exactly q. It moves a_v and b_v (or r) by 0 or 1: by 1 exactly
-// for the outputs above x (for the split form, for every sub-point after x's;
-// for the atom-aware form, b_v also at v = point(x)). So a_v - t, t - b_v and
-// r - t each move by -q or 1 - q, and every utility moves by at most
-// Delta = max(q, 1 - q) (a max or an absolute value of terms that each move
-// by at most Delta moves by at most Delta). P(output) proportional to
-// exp(epsilon u / (2 Delta)) is then epsilon-DP (McSherry and Talwar 2007).
-// The split form's jitter is per-record public randomness: for every jitter
-// of the common records the ratio bound holds, so it holds for the mixture.
+// for the outputs above x (for the atom-aware form, b_v also at
+// v = point(x)). So a_v - t, t - b_v and r - t each move by -q or 1 - q, and
+// every utility moves by at most Delta = max(q, 1 - q) (a max or an
+// absolute value of terms that each move by at most Delta moves by at most
+// Delta). P(output) proportional to exp(epsilon u / (2 Delta)) is then
+// epsilon-DP (McSherry and Talwar 2007). In the split form, at x's own point
+// v the count c grows to c + 1 and every record there moves to its new
+// sub-point: the records before sub-point s, min(c, ceil(s c / K + 1/2) - 1),
+// grow by 0 or 1 (s / K < 1 adds less than 1 inside the ceiling), so r moves
+// by 0 or 1 there too, and the left part (those records) gains x's copy or
+// the right part does, never both: AQ's children stay neighbours (aq.h).
 // Removing a record is the same pair read backwards. Every output o also
 // carries a public base weight w(o) (PointMeasure below; a sub-point that of
 // its point): P(o) is proportional to w(o) exp(epsilon u / (2 Delta)), and
@@ -48,6 +57,12 @@
 // exact_exponential.h (never larger) and weights are size 2^-y with y capped
 // at 2^40: a utility capped at a public constant, of no larger sensitivity.
 //
+// Ranks are exact integers up to 2^53 - 1 (counted rows), so the target
+// q n 2^20 is formed exactly in 128 bits (ScaledTarget), and a distance is
+// capped at kMaxScaledDistance: the utility is -min(distance, 2^43 ranks), a
+// cap at a public constant, which keeps the sensitivity (min with a
+// constant is 1-Lipschitz) and changes nothing below 8.8 10^12 ranks.
+//
 // Sampling is exact (exact_exponential.h): no floating-point number decides
 // anything; an item's size is its outputs' total integer base mass, and a
 // drawn gap returns a point with probability its weight over the gap's mass
@@ -57,16 +72,15 @@
 // one sub-gap of an occupied point), each an item of the draw. Segments are
 // listed outward from the target; once everything left in a direction is
 // bounded 2^40 below the largest item, the rest is one group with a dyadic
-// bound on its weight, listed only if drawn (about once in 2^40 draws). The
-// split form's sub-points are independent uniform integers of [0, K): for
-// an atom, drawn for its records when it is listed; for a point holding one
-// record, whose two sub-gaps are listed as one item, drawn only when that
-// item is first proposed (a record's sub-point matters only where the cut
-// is made). Sub-gaps of a large atom far from the target are grouped the
-// same way. The support never depends on the data.
+// bound on its weight, listed only if drawn (about once in 2^40 draws). A
+// point holding one record has two sub-gaps, listed as one item (a pair).
+// Sub-gaps of a large atom far from the target are grouped the same way,
+// so an atom costs what its sub-gaps near the target cost, whatever its
+// size. The support never depends on the data.
 #ifndef DPQ_CORE_EXPONENTIAL_QUANTILE_H_
 #define DPQ_CORE_EXPONENTIAL_QUANTILE_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -76,6 +90,7 @@
 
 #include "core/bits.h"
 #include "core/random.h"
+#include "core/runs.h"
 
 namespace dpq {
 
@@ -86,9 +101,19 @@ constexpr double kSensitivitySafety = 1.0 + 1.0 / 65536.0;
 // above assumes at most 2^-19 of movement from its rounding.
 constexpr int kTargetFractionBits = 20;
 // Sub-points per grid point in the split form (at most 2^32). Any public K is
-// private; a large one makes the jitter effectively continuous. Not
-// privacy-relevant.
+// private; a large one lets a cut fall between any two records of an atom
+// up to 2^32 records. Not privacy-relevant.
 constexpr uint64_t kSplitSubPoints = uint64_t{1} << 32;
+// The cap on a distance in units of 2^-20: 2^63, i.e. 2^43 ranks (see
+// above). Public; any cap is private.
+constexpr uint64_t kMaxScaledDistance = uint64_t{1} << 63;
+
+// The split form's fixed sub-points: the last sub-point of sub-gap h - 1 of
+// a point holding c >= 1 records among K sub-points, so that sub-gap h
+// (h of the point's records before it, h = 0..c) holds the sub-points
+// (SubGapBound(h), SubGapBound(h + 1)]: -1 for h = 0, K - 1 for h > c, and
+// floor((2h - 1) K / (2c)) (the h-th record's sub-point) otherwise.
+int64_t SubGapBound(uint64_t c, uint64_t sub_points, uint64_t h);
 
 // The sensitivity the mechanism uses for quantile q in [0, 1]:
 // max(q, 1 - q) (1 + 2^-16). Privacy-relevant.
@@ -193,33 +218,49 @@ class PointMeasure {
   int shift_ = 0;  // K - top_: shells 0..shift_ share the top weight
 };
 
-// One instance: the sorted record points and the allowed output points.
-// Every record point lies in [first_point, last_point].
+// One instance: records given as runs and the allowed output points. The
+// records are the ranks [lo, hi) of `runs` (AQ's nodes read one slice of
+// the release's runs each); every one lies in [first_point, last_point].
 struct QuantileProblem {
-  const double* cells = nullptr;  // sorted record points, exact integer doubles
-  size_t count = 0;               // n
-  int64_t first_point = 0;        // lowest allowed output point
-  int64_t last_point = 0;         // highest allowed output point (inclusive)
-  double quantile = 0.5;          // q in [0, 1]; the target rank is q n
+  Runs runs;
+  uint64_t lo = 0;
+  uint64_t hi = 0;
+  int64_t first_point = 0;  // lowest allowed output point
+  int64_t last_point = 0;   // highest allowed output point (inclusive)
+  double quantile = 0.5;    // q in [0, 1]; the target rank is q n
   // The base measure over [first_point, last_point] (public).
   PointMeasure measure = PointMeasure();
 
-  // Records at points below `point`, and at or below it.
-  size_t Below(int64_t point) const;
-  size_t AtOrBelow(int64_t point) const;
-  // The target q n in units of 2^-20, rounded (see above).
-  uint64_t ScaledTarget() const;
+  // All of `runs`, over the points 0..steps.
+  static QuantileProblem Whole(const Runs& runs, int64_t steps, double q) {
+    return {runs, 0, runs.total(), 0, steps, q};
+  }
+
+  uint64_t count() const { return hi - lo; }  // n
+  // The problem's records at points below `point`, and at or below it.
+  uint64_t Below(int64_t point) const { return Local(runs.Below(point)); }
+  uint64_t AtOrBelow(int64_t point) const {
+    return Local(runs.AtOrBelow(point));
+  }
+  // A rank of `runs` as one of the problem's (clamped to [lo, hi]).
+  uint64_t Local(uint64_t rank) const {
+    return std::min(std::max(rank, lo), hi) - lo;
+  }
+  // The target q n in units of 2^-20: the exact product, rounded to the
+  // nearest integer (see above).
+  Uint128 ScaledTarget() const;
   // The utility's distance for an output standing for ranks [low, high]:
-  // dist(target, [low, high]), exactly, in units of 2^-20 and as a double.
-  uint64_t ScaledDistance(size_t low, size_t high) const;
-  double Distance(size_t low, size_t high) const;
+  // dist(target, [low, high]) in units of 2^-20, capped at
+  // kMaxScaledDistance, and as a double.
+  uint64_t ScaledDistance(uint64_t low, uint64_t high) const;
+  double Distance(uint64_t low, uint64_t high) const;
 };
 
 // A released point and, for the split form, how many records (in sorted
 // order) go to the left part.
 struct SplitPoint {
   int64_t point = 0;
-  size_t split = 0;
+  uint64_t split = 0;
 };
 
 // Buffers a draw lists its outputs in (exponential_quantile.cc), kept by
@@ -254,12 +295,10 @@ class ExponentialQuantileSampler {
   // the thinning. Not privacy-relevant.
   void set_headroom(int bits) { headroom_ = bits; }
 
-  // One proposal-and-acceptance round on a fresh draw (its setup, the split
-  // form's jitter, read from `setup`), reading `round`: the output if
-  // accepted. For the tests that enumerate a round's random bits.
+  // One proposal-and-acceptance round on a fresh draw, reading `round`: the
+  // output if accepted. For the tests that enumerate a round's random bits.
   std::optional<SplitPoint> RoundForTest(const QuantileProblem& problem,
-                                         bool split, RandomSource& setup,
-                                         BitReader& round) const;
+                                         bool split, BitReader& round) const;
 
  private:
   template <bool kSplit>
@@ -280,9 +319,10 @@ class ExponentialQuantileSampler {
 double PointLogProbability(const QuantileProblem& problem, double epsilon,
                            int64_t point);
 
-// Exact distribution of the split form by enumerating all K^n jitters: maps
+// Exact distribution of the split form over every sub-point of every
+// output point (a sum over (point, sub-point) in floating point): maps
 // (point, sub-point) to its probability if `by_sub_point`, else
-// (point, split). Exponential in n: small problems in tests only.
+// (point, split). O(points K): small problems in tests only.
 std::map<std::pair<int64_t, uint64_t>, double> SplitProbabilities(
     const QuantileProblem& problem, double epsilon, uint64_t sub_points,
     bool by_sub_point);

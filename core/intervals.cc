@@ -135,7 +135,7 @@ double IntervalRankOffset(double epsilon, double q, int64_t steps,
   return (std::log(points) - std::log(beta_half)) / rate + 1;
 }
 
-Brackets SampleBrackets(const double* sorted, size_t count,
+Brackets SampleBrackets(const Runs& runs, const OutputGrid& release_grid,
                         const OutputGrid& grid,
                         const std::vector<double>& quantiles, double epsilon,
                         double confidence, RandomSource& rng,
@@ -143,10 +143,11 @@ Brackets SampleBrackets(const double* sorted, size_t count,
                         const std::vector<double>& extra_above) {
   const int64_t steps = grid.steps();
   const size_t m = quantiles.size();
-  std::vector<size_t> below(m);
-  std::vector<size_t> above(m);
-  size_t most_below = 0;
-  size_t most_above = 0;
+  const uint64_t count = runs.total();
+  std::vector<uint64_t> below(m);
+  std::vector<uint64_t> above(m);
+  uint64_t most_below = 0;
+  uint64_t most_above = 0;
   for (size_t j = 0; j < m; ++j) {
     const double q = quantiles[j];
     const double t = IntervalRankOffset(epsilon, q, steps, confidence);
@@ -156,14 +157,29 @@ Brackets SampleBrackets(const double* sorted, size_t count,
     if (above[j] != kNoPhantoms) most_above = std::max(most_above, above[j]);
   }
   // Lower problem: phantoms at point 0, then the records mapped down. Upper
-  // problem: the records mapped up, then phantoms at the last point. Each
-  // bracket reads the part with its own number of phantoms.
-  std::vector<double> down(most_below + count, 0.0);
-  std::vector<double> up(count + most_above, static_cast<double>(steps));
-  for (size_t i = 0; i < count; ++i) {
-    down[most_below + i] = static_cast<double>(grid.FloorPointOf(sorted[i]));
-    up[i] = static_cast<double>(grid.CeilPointOf(sorted[i]));
+  // problem: the records mapped up, then phantoms at the last point. As runs
+  // (the maps are monotone, so runs stay in order; equal points merge); each
+  // bracket reads the ranks holding its own phantoms and the records.
+  std::vector<std::pair<int64_t, uint64_t>> down;
+  std::vector<std::pair<int64_t, uint64_t>> up;
+  auto add = [](std::vector<std::pair<int64_t, uint64_t>>* to, int64_t point,
+                uint64_t records) {
+    if (records == 0) return;
+    if (!to->empty() && to->back().first == point) {
+      to->back().second += records;
+    } else {
+      to->push_back({point, records});
+    }
+  };
+  add(&down, 0, most_below);
+  for (size_t i = 0; i < runs.size; ++i) {
+    const double value = release_grid.ValueAt(runs.point(i));
+    add(&down, grid.FloorPointOf(value), runs.count(i));
+    add(&up, grid.CeilPointOf(value), runs.count(i));
   }
+  add(&up, steps, most_above);
+  const RunsStore down_runs = RunsStore::FromPairs(down);
+  const RunsStore up_runs = RunsStore::FromPairs(up);
   const ExponentialQuantileSampler sampler(epsilon);
   Brackets brackets;
   for (size_t j = 0; j < m; ++j) {
@@ -174,15 +190,17 @@ Brackets SampleBrackets(const double* sorted, size_t count,
     if (below[j] == kNoPhantoms) {
       brackets.low.push_back(grid.lower());
     } else {
-      problem.cells = down.data() + (most_below - below[j]);
-      problem.count = count + below[j];
+      problem.runs = down_runs.view();
+      problem.lo = most_below - below[j];
+      problem.hi = most_below + count;
       brackets.low.push_back(grid.ValueAt(sampler.SamplePoint(problem, rng)));
     }
     if (above[j] == kNoPhantoms) {
       brackets.high.push_back(grid.upper());
     } else {
-      problem.cells = up.data();
-      problem.count = count + above[j];
+      problem.runs = up_runs.view();
+      problem.lo = 0;
+      problem.hi = count + above[j];
       brackets.high.push_back(grid.ValueAt(sampler.SamplePoint(problem, rng)));
     }
   }

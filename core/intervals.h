@@ -66,6 +66,7 @@
 #include "core/prepare.h"
 #include "core/privacy.h"
 #include "core/random.h"
+#include "core/runs.h"
 #include "core/status.h"
 
 namespace dpq {
@@ -121,20 +122,22 @@ double IntervalRankOffset(double epsilon, double q, int64_t steps,
 size_t BracketPhantoms(double t, double share);
 
 // Brackets for each of the distinct ascending `quantiles`, as values of
-// `grid`, from the clamped, sorted `sorted` values (not modified). With
-// `confidence` the mechanisms' share (1 - beta_m). `extra_below` and
-// `extra_above` (one per quantile, or empty for none) widen the offsets
-// by that many ranks (population intervals' sampling offsets).
+// `grid` (the intervals' grid), from the records: `runs` on `release_grid`
+// (each run's value its point's, weighed by its count). With `confidence`
+// the mechanisms' share (1 - beta_m). `extra_below` and `extra_above` (one
+// per quantile, or empty for none) widen the offsets by that many ranks
+// (population intervals' sampling offsets). O(runs + m): nothing per
+// record.
 struct Brackets {
   std::vector<double> low;
   std::vector<double> high;
 };
-Brackets SampleBrackets(const double* sorted, size_t count,
+Brackets SampleBrackets(const Runs& runs, const OutputGrid& release_grid,
                         const OutputGrid& grid,
                         const std::vector<double>& quantiles, double epsilon,
                         double confidence, RandomSource& rng,
-                        const std::vector<double>& extra_below = {},
-                        const std::vector<double>& extra_above = {});
+                        const std::vector<double>& extra_below,
+                        const std::vector<double>& extra_above);
 
 }  // namespace dpq
 

@@ -15,7 +15,7 @@
 // Record cap (JointRecordCap): the tables, the work and the certified
 // rounding below grow with n, so each release has a public cap K on the
 // records it reads, from m, the grid and epsilon only; data with more than K
-// records is read through a uniformly random subset of K (KeepUniformSubset).
+// records is read through a uniformly random subset of K (SampleRunPoints).
 // Refusing such data instead would answer "n > K" for free (docs/
 // refusals.md). Under add/remove, x' = x plus one record: when n < K nothing
 // is subsampled (an addition); when n >= K the subsets can be coupled so that

@@ -9,8 +9,6 @@
 #include <utility>
 #include <vector>
 
-#include "core/random.h"
-
 namespace dpq {
 OutputGrid OutputGrid::ForBounds(double lower, double upper) {
   const double range = upper - lower;
@@ -393,14 +391,6 @@ SortedQuantiles SortDistinctQuantiles(const double* quantiles, size_t count) {
         sorted.distinct.begin());
   }
   return sorted;
-}
-
-void KeepUniformSubset(double* data, size_t count, size_t keep,
-                       RandomSource& rng) {
-  if (count <= keep) return;
-  for (size_t i = 0; i < keep; ++i) {
-    std::swap(data[i], data[i + UniformInteger(rng, count - i)]);
-  }
 }
 
 }  // namespace dpq

@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/random.h"
 #include "core/status.h"
 
 namespace dpq {
@@ -62,6 +61,8 @@ class OutputGrid {
   // not finite and > 0, or finer than ForBounds's grid (doubles cannot tell
   // its points apart).
   static StatusOr<OutputGrid> WithStep(double lower, double upper, double step);
+  // [0, 1] in one step: a placeholder until a grid is assigned.
+  OutputGrid() : OutputGrid(0, 1, 1) {}
   // A grid with an explicit number of steps (tests use small ones); with
   // `step` > 0 its points are lower + k step.
   OutputGrid(double lower, double upper, int64_t steps, double step = 0)
@@ -162,13 +163,6 @@ Status ValidateRecordCount(size_t count);
 Status ClampValues(double* values, size_t count, double lower, double upper);
 // ClampValues, then sorts.
 Status ClampAndSort(double* values, size_t count, double lower, double upper);
-
-// Keeps a uniformly random subset of `keep` of the `count` records in
-// data[0, keep) (exact partial Fisher-Yates from `rng`; in no particular
-// order). Nothing when count <= keep. How a mechanism with a public record
-// cap reads more records than its cap (joint_exp.h, JointRecordCap).
-void KeepUniformSubset(double* data, size_t count, size_t keep,
-                       RandomSource& rng);
 
 // Replaces sorted values by their nearest grid points (PointOf, as exact
 // integer doubles), in place: the prepared form every grid mechanism reads.

@@ -51,24 +51,25 @@ std::vector<PrivacyBudget> TreeCdfLevelBudgets(const TreeCdfShape& shape,
   return shares;
 }
 
-std::vector<std::vector<int64_t>> TreeCdfCounts(const double* values,
-                                                size_t count, double lower,
-                                                double upper,
-                                                const TreeCdfShape& shape,
-                                                const double* weights) {
+namespace {
+
+// Level counts from (value, weight) pairs handed to `add` by `each`.
+template <typename Each>
+std::vector<std::vector<int64_t>> CountLevels(double lower, double upper,
+                                              const TreeCdfShape& shape,
+                                              Each each) {
   const int levels = Levels(shape);
   std::vector<std::vector<int64_t>> counts(levels);
   counts[0].assign(shape.cells, 0);
-  for (size_t i = 0; i < count; ++i) {
-    const double cell = std::floor((values[i] - lower) / (upper - lower) *
+  each([&](double value, int64_t weight) {
+    const double cell = std::floor((value - lower) / (upper - lower) *
                                    static_cast<double>(shape.cells));
     const int64_t index =
         cell < 0
             ? 0
             : std::min<int64_t>(shape.cells - 1, static_cast<int64_t>(cell));
-    counts[0][index] +=
-        weights == nullptr ? 1 : static_cast<int64_t>(weights[i]);
-  }
+    counts[0][index] += weight;
+  });
   for (int l = 1; l < levels; ++l) {
     counts[l].assign(counts[l - 1].size() / 2, 0);
     for (size_t j = 0; j < counts[l - 1].size(); ++j) {
@@ -78,6 +79,31 @@ std::vector<std::vector<int64_t>> TreeCdfCounts(const double* values,
   return counts;
 }
 
+}  // namespace
+
+std::vector<std::vector<int64_t>> TreeCdfCounts(const double* values,
+                                                size_t count, double lower,
+                                                double upper,
+                                                const TreeCdfShape& shape,
+                                                const double* weights) {
+  return CountLevels(lower, upper, shape, [&](auto add) {
+    for (size_t i = 0; i < count; ++i) {
+      add(values[i], weights == nullptr ? 1 : static_cast<int64_t>(weights[i]));
+    }
+  });
+}
+
+std::vector<std::vector<int64_t>> TreeCdfCounts(const Runs& runs,
+                                                const OutputGrid& release_grid,
+                                                double lower, double upper,
+                                                const TreeCdfShape& shape) {
+  return CountLevels(lower, upper, shape, [&](auto add) {
+    for (size_t i = 0; i < runs.size; ++i) {
+      add(release_grid.ValueAt(runs.point(i)),
+          static_cast<int64_t>(runs.count(i)));
+    }
+  });
+}
 std::vector<double> IsotonicRegression(const std::vector<double>& values) {
   // Blocks of pooled values: their mean and size; merge while decreasing.
   std::vector<double> sums;
@@ -121,10 +147,12 @@ std::vector<double> DyadicPrefixSums(
   return prefix;
 }
 
-StatusOr<std::vector<double>> ReleaseTreeCdf(
-    const double* values, size_t count, double lower, double upper,
+namespace {
+
+StatusOr<std::vector<double>> ReleaseFromCounts(
+    const std::vector<std::vector<int64_t>>& counts, double lower, double upper,
     const std::vector<double>& quantiles, const TreeCdfShape& shape,
-    const PrivacyBudget& budget, RandomSource& rng, const double* weights) {
+    const PrivacyBudget& budget, RandomSource& rng) {
   const std::vector<PrivacyBudget> shares = TreeCdfLevelBudgets(shape, budget);
   std::vector<CountNoise> noise;
   for (const PrivacyBudget& share : shares) {
@@ -132,8 +160,6 @@ StatusOr<std::vector<double>> ReleaseTreeCdf(
     if (!level_noise.ok()) return level_noise.status();
     noise.push_back(level_noise.value());
   }
-  const std::vector<std::vector<int64_t>> counts =
-      TreeCdfCounts(values, count, lower, upper, shape, weights);
   std::vector<std::vector<double>> noisy(counts.size());
   for (size_t l = 0; l < counts.size(); ++l) {
     for (int64_t c : counts[l]) {
@@ -146,6 +172,8 @@ StatusOr<std::vector<double>> ReleaseTreeCdf(
 
   return QuantilesFromCdf(cdf, total, lower, upper, quantiles);
 }
+
+}  // namespace
 
 std::vector<double> QuantilesFromCdf(const std::vector<double>& cdf,
                                      double total, double lower, double upper,
@@ -164,6 +192,24 @@ std::vector<double> QuantilesFromCdf(const std::vector<double>& cdf,
     out.push_back(std::min(std::max(value, lower), upper));
   }
   return out;
+}
+
+StatusOr<std::vector<double>> ReleaseTreeCdf(
+    const double* values, size_t count, double lower, double upper,
+    const std::vector<double>& quantiles, const TreeCdfShape& shape,
+    const PrivacyBudget& budget, RandomSource& rng, const double* weights) {
+  return ReleaseFromCounts(
+      TreeCdfCounts(values, count, lower, upper, shape, weights), lower, upper,
+      quantiles, shape, budget, rng);
+}
+
+StatusOr<std::vector<double>> ReleaseTreeCdf(
+    const Runs& runs, const OutputGrid& release_grid, double lower,
+    double upper, const std::vector<double>& quantiles,
+    const TreeCdfShape& shape, const PrivacyBudget& budget, RandomSource& rng) {
+  return ReleaseFromCounts(
+      TreeCdfCounts(runs, release_grid, lower, upper, shape), lower, upper,
+      quantiles, shape, budget, rng);
 }
 
 }  // namespace dpq

@@ -30,8 +30,10 @@
 #include <vector>
 
 #include "core/discrete_noise.h"
+#include "core/prepare.h"
 #include "core/privacy.h"
 #include "core/random.h"
+#include "core/runs.h"
 #include "core/status.h"
 
 namespace dpq {
@@ -60,6 +62,11 @@ std::vector<PrivacyBudget> TreeCdfLevelBudgets(const TreeCdfShape& shape,
 std::vector<std::vector<int64_t>> TreeCdfCounts(
     const double* values, size_t count, double lower, double upper,
     const TreeCdfShape& shape, const double* weights = nullptr);
+// The same from runs on `release_grid`.
+std::vector<std::vector<int64_t>> TreeCdfCounts(const Runs& runs,
+                                                const OutputGrid& release_grid,
+                                                double lower, double upper,
+                                                const TreeCdfShape& shape);
 
 // The L2-closest non-decreasing vector (pool adjacent violators, O(n)).
 std::vector<double> IsotonicRegression(const std::vector<double>& values);
@@ -83,6 +90,12 @@ StatusOr<std::vector<double>> ReleaseTreeCdf(
     const std::vector<double>& quantiles, const TreeCdfShape& shape,
     const PrivacyBudget& budget, RandomSource& rng,
     const double* weights = nullptr);
+// The same from runs on `release_grid` (each run its point's value, weighed
+// by its count): what a release reads.
+StatusOr<std::vector<double>> ReleaseTreeCdf(
+    const Runs& runs, const OutputGrid& release_grid, double lower,
+    double upper, const std::vector<double>& quantiles,
+    const TreeCdfShape& shape, const PrivacyBudget& budget, RandomSource& rng);
 
 }  // namespace dpq
 

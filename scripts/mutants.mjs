@@ -47,9 +47,9 @@ const mutants = [
   },
   {
     name: 'intervals\' share',
-    file: 'core/release.cc',
-    from: '    intervals_per_record = split.share;',
-    to: '    intervals_per_record = split.share;\n    intervals_per_record.epsilon *= 1.1;',
+    file: 'core/plan.cc',
+    from: '    intervals = split.share;',
+    to: '    intervals = split.share;\n    intervals.epsilon *= 1.1;',
     tests: 'ReleaseTest.NoMechanism*',
   },
   {

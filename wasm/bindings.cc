@@ -256,7 +256,11 @@ dpq::ReleaseRequest ReadRequest(const val& spec, uint32_t quantile_count,
   for (const auto& option : request.options) step |= option.first == "step";
   if (method == "jointexp" || method == "inverse-sensitivity" ||
       method == "hs-jointexp") {
-    *need += 16.0 * m * (n + 1);
+    // Two m x (K + 1) tables for a record cap K <= 2^24 / m (joint_exp.h),
+    // and the subset's ranks and points.
+    const double table = 16777216.0;
+    *need +=
+        16.0 * std::min(m * (n + 1), table + m) + 24.0 * std::min(n, table);
   } else if (method == "aggtree" || method == "tree-cdf" ||
              (method == "auto" && (step || request.buckets.has_value()))) {
     // "auto" picks a tree only on a step or bucket grid
@@ -268,8 +272,8 @@ dpq::ReleaseRequest ReadRequest(const val& spec, uint32_t quantile_count,
   const val interval = spec["interval"];
   if (interval.isString()) request.interval = interval.as<std::string>();
   if (request.confidence.has_value()) {
-    // Two copies of the records and the phantoms (intervals.h).
-    *need += 16.0 * n + 16.0 * static_cast<double>(dpq::kMaxIntervalPhantoms);
+    // The brackets' runs, down and up, as pairs and as runs (intervals.h).
+    *need += 64.0 * n;
   }
   return request;
 }
@@ -309,8 +313,8 @@ WasmReleaseResult Release(uintptr_t data_address, uint32_t count,
 }
 
 // counts: `bucket_count` doubles at counts_address (not modified); the rest
-// as Release. The core expands the counts to one double per record, so the
-// heap needed grows with their sum.
+// as Release. The core reads the non-empty buckets as runs: what it needs
+// grows with the buckets, not with the rows they count.
 WasmReleaseResult ReleaseFromCounts(uintptr_t counts_address,
                                     uint32_t bucket_count,
                                     uintptr_t quantiles_address,
@@ -318,26 +322,16 @@ WasmReleaseResult ReleaseFromCounts(uintptr_t counts_address,
                                     uintptr_t out_address, const val& spec) {
   const double* counts = HeapPointer<const double>(counts_address);
   double need = 0;
-  dpq::ReleaseRequest request = ReadRequest(spec, quantile_count, 0, &need);
+  dpq::ReleaseRequest request =
+      ReadRequest(spec, quantile_count, bucket_count, &need);
   request.max_contributions = OptionalNumber(spec, "maxContributions");
+  const dpq::Status room = RequireHeap(need, "this release from counts");
+  if (!room.ok()) return StatusResult(room);
   const double* quantiles = HeapPointer<const double>(quantiles_address);
   request.quantiles.assign(quantiles, quantiles + quantile_count);
   double* out = HeapPointer<double>(out_address);
-  // The heap check needs the counts' sum, which the core computes while it
-  // checks them: it asks here before expanding anything. ReadRequest's 16 n
-  // covers the expanded records (8 n) and the sort's scratch, which counts
-  // (already sorted) do not use.
-  const dpq::RecordsCheck fits = [&](size_t records) {
-    double with_records = 0;
-    ReadRequest(spec, quantile_count, static_cast<double>(records),
-                &with_records);
-    return RequireHeap(with_records, "this release from counts",
-                       "this method holds one number per counted row "
-                       "(private: for the data owner only); 'aggtree' and "
-                       "'tree-cdf' take up to 2^53 - 1 without expanding");
-  };
   return ReleaseResultInto(dpq::ReleaseFromCounts(counts, bucket_count, request,
-                                                  out, SessionOf(spec), fits),
+                                                  out, SessionOf(spec)),
                            quantile_count, out);
 }
 

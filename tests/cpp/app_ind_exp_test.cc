@@ -10,6 +10,7 @@
 #include "core/prepare.h"
 #include "core/privacy.h"
 #include "core/random.h"
+#include "tests/cpp/test_util.h"
 
 namespace dpq {
 namespace {
@@ -75,14 +76,16 @@ double ActualDelta(const std::vector<double>& x, const std::vector<double>& y,
                    const std::vector<double>& quantiles, int64_t steps,
                    double e, double epsilon) {
   std::vector<std::vector<double>> px, py;  // per quantile, per point
+  const RunsStore x_runs = testing::RunsOf(x);
+  const RunsStore y_runs = testing::RunsOf(y);
   for (double q : quantiles) {
     px.emplace_back();
     py.emplace_back();
     for (int64_t j = 0; j <= steps; ++j) {
       px.back().push_back(std::exp(PointLogProbability(
-          QuantileProblem{x.data(), x.size(), 0, steps, q}, e, j)));
+          QuantileProblem::Whole(x_runs.view(), steps, q), e, j)));
       py.back().push_back(std::exp(PointLogProbability(
-          QuantileProblem{y.data(), y.size(), 0, steps, q}, e, j)));
+          QuantileProblem::Whole(y_runs.view(), steps, q), e, j)));
     }
   }
   double delta_xy = 0, delta_yx = 0;
@@ -141,8 +144,8 @@ TEST(AppIndExpTest, LargeEpsilonReleasesTheTrueQuantiles) {
   std::vector<double> cells = values;
   ConvertToPoints(cells.data(), cells.size(), grid);
   const std::vector<double> quantiles = {0.1, 0.5, 0.9};
-  const auto points = SampleAppIndExp(cells.data(), cells.size(), grid.steps(),
-                                      quantiles, 1e4, rng);
+  const auto points = SampleAppIndExp(testing::RunsOf(cells).view(),
+                                      grid.steps(), quantiles, 1e4, rng);
   ASSERT_TRUE(std::is_sorted(points.begin(), points.end()));
   for (size_t j = 0; j < 3; ++j) {
     const int64_t below = std::lower_bound(values.begin(), values.end(),

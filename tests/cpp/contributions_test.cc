@@ -176,10 +176,10 @@ double CheckPersonPrivacy(const std::vector<double>& quantiles, int64_t steps,
             std::sort(neighbour.begin(), neighbour.end());
             for (const auto& output : outputs) {
               const double a = ApproximateQuantilesLogProbability(
-                  x.data(), x.size(), steps, quantiles, per_record,
+                  testing::RunsOf(x).view(), steps, quantiles, per_record,
                   AqBudgetSplit::kPerPath, output, 2);
               const double b = ApproximateQuantilesLogProbability(
-                  neighbour.data(), neighbour.size(), steps, quantiles,
+                  testing::RunsOf(neighbour).view(), steps, quantiles,
                   per_record, AqBudgetSplit::kPerPath, output, 2);
               EXPECT_EQ(std::isinf(a), std::isinf(b));
               if (std::isinf(a) || std::isinf(b)) continue;

@@ -17,6 +17,7 @@
 #include "core/exponential_quantile.h"
 #include "core/random.h"
 #include "tests/cpp/enumerate.h"
+#include "tests/cpp/test_util.h"
 
 namespace dpq {
 namespace {
@@ -188,21 +189,23 @@ TEST(ExactExponentialTest, DyadicTableDrawsEachEntryByItsWeight) {
 }
 
 // One round of the quantile sampler, enumerated: every output's probability
-// is a common constant times its ideal probability.
+// is a common constant times its ideal probability. The split form with K
+// sub-points a point: (point, split) by SplitProbabilities (the records'
+// sub-points are fixed, so nothing else is drawn).
 void CheckRoundIsExact(const std::vector<double>& cells, int64_t steps,
                        double q, double epsilon, bool split, int margin,
                        int headroom, size_t depth,
                        PointMeasure measure = PointMeasure(),
-                       double max_unresolved = 0.03) {
-  const QuantileProblem problem{cells.data(), cells.size(), 0, steps, q,
-                                measure};
-  ExponentialQuantileSampler sampler(epsilon, 1);
+                       double max_unresolved = 0.03, uint64_t k = 1) {
+  const RunsStore runs = testing::RunsOf(cells);
+  QuantileProblem problem = QuantileProblem::Whole(runs.view(), steps, q);
+  problem.measure = measure;
+  ExponentialQuantileSampler sampler(epsilon, k);
   sampler.set_tail_margin_bits(margin);
   sampler.set_headroom(headroom);
   const Enumeration e = Enumerate(
       [&](BitReader& bits) -> int64_t {
-        SeededRandom setup(1);  // K = 1: the setup draws nothing
-        const auto out = sampler.RoundForTest(problem, split, setup, bits);
+        const auto out = sampler.RoundForTest(problem, split, bits);
         if (!out.has_value()) return -1;
         return split ? out->point * 1000 + static_cast<int64_t>(out->split)
                      : out->point;
@@ -211,8 +214,8 @@ void CheckRoundIsExact(const std::vector<double>& cells, int64_t steps,
   std::map<int64_t, double> ideal;
   if (split) {
     for (const auto& [output, p] :
-         SplitProbabilities(problem, epsilon, 1, false)) {
-      ideal[output.first * 1000 + static_cast<int64_t>(output.second)] = p;
+         SplitProbabilities(problem, epsilon, k, false)) {
+      ideal[output.first * 1000 + static_cast<int64_t>(output.second)] += p;
     }
   } else {
     for (int64_t v = 0; v <= steps; ++v) {
@@ -241,70 +244,15 @@ void CheckRoundIsExact(const std::vector<double>& cells, int64_t steps,
 }
 
 // The split form with K > 1 on records at distinct points: each is a "pair"
-// whose sub-point is drawn only when it is proposed. A fresh draw's first
-// round, enumerated over every bit string (the sub-point included), gives
-// output (v, h) with probability proportional to the sub-gap's expected
-// size times 2^-y: E[p + 1] = (K + 1) / 2 for h = 0, E[K - 1 - p] =
-// (K - 1) / 2 for h = 1 (p uniform in [0, K)), and K 2^-y for each empty
-// point. (Over whole draws, the sub-point drawn once and kept across rounds
-// gives the jitter mixture, which SplitSamplerMatchesExactDistribution
-// checks.)
+// whose two sub-gaps are one item (the record's sub-point is fixed at
+// floor(K / 2)). A round, enumerated over every bit string, gives output
+// (v, h) with probability proportional to the sub-gap's size times 2^-y.
 void CheckPairRoundIsExact(const std::vector<double>& cells, int64_t steps,
                            double q, double epsilon, uint64_t k, int margin,
                            size_t depth, PointMeasure measure = PointMeasure(),
                            int headroom = 2, double max_unresolved = 0.03) {
-  const QuantileProblem problem{cells.data(), cells.size(), 0, steps, q,
-                                measure};
-  ExponentialQuantileSampler sampler(epsilon, k);
-  sampler.set_tail_margin_bits(margin);
-  sampler.set_headroom(headroom);
-  const Enumeration e = Enumerate(
-      [&](BitReader& bits) -> int64_t {
-        SeededRandom setup(1);  // nothing is drawn before the round
-        const auto out = sampler.RoundForTest(problem, true, setup, bits);
-        if (!out.has_value()) return -1;
-        return out->point * 1000 + static_cast<int64_t>(out->split);
-      },
-      depth);
-  const BaseTwoRate rate(epsilon / (2 * QuantileSensitivity(q)));
-  auto weight = [&](size_t rank) {
-    return std::exp2(
-        -rate.ExponentFor(problem.ScaledDistance(rank, rank)).Value());
-  };
-  const auto kk = static_cast<double>(k);
-  std::map<int64_t, double> ideal;
-  double total = 0;
-  for (int64_t v = 0; v <= steps; ++v) {
-    const size_t below = problem.Below(v);
-    const auto base = static_cast<double>(measure.Weight(v));
-    if (problem.AtOrBelow(v) == below) {
-      ideal[v * 1000 + static_cast<int64_t>(below)] = base * kk * weight(below);
-    } else {
-      ideal[v * 1000 + static_cast<int64_t>(below)] =
-          base * (kk + 1) / 2 * weight(below);
-      ideal[v * 1000 + static_cast<int64_t>(below) + 1] =
-          base * (kk - 1) / 2 * weight(below + 1);
-    }
-  }
-  for (const auto& [outcome, w] : ideal) total += w;
-  double accepted = 0;
-  for (const auto& [outcome, mass] : e.mass) {
-    if (outcome >= 0) {
-      ASSERT_TRUE(ideal.count(outcome)) << outcome;
-      accepted += mass;
-    }
-  }
-  if (!kSanitized) {
-    ASSERT_LT(e.unresolved, max_unresolved * accepted)
-        << e.leaves << " q " << q << " epsilon " << epsilon;
-    ASSERT_GT(accepted, 0.05);
-  }
-  for (const auto& [outcome, w] : ideal) {
-    const double p = w / total;
-    const double got = e.mass.count(outcome) ? e.mass.at(outcome) : 0;
-    EXPECT_LE(got, (accepted + e.unresolved) * p + 1e-12) << outcome;
-    EXPECT_GE(got + e.unresolved, accepted * p - 1e-12) << outcome;
-  }
+  CheckRoundIsExact(cells, steps, q, epsilon, true, margin, headroom, depth,
+                    measure, max_unresolved, k);
 }
 
 TEST(ExactExponentialTest, PairRoundIsExactOnEveryBitString) {

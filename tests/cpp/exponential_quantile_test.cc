@@ -23,9 +23,19 @@ double LogSumExp(const std::vector<double>& logs) {
   return top + std::log(sum);
 }
 
-QuantileProblem Problem(const std::vector<double>& cells, int64_t steps,
-                        double q, PointMeasure measure = PointMeasure()) {
-  return QuantileProblem{cells.data(), cells.size(), 0, steps, q, measure};
+// A problem over sorted record points that keeps its runs alive.
+struct OwnedProblem {
+  RunsStore runs;
+  QuantileProblem problem;
+  operator const QuantileProblem&() const { return problem; }  // NOLINT
+};
+
+OwnedProblem Problem(const std::vector<double>& cells, int64_t steps, double q,
+                     PointMeasure measure = PointMeasure()) {
+  OwnedProblem owned{testing::RunsOf(cells), {}};
+  owned.problem = QuantileProblem::Whole(owned.runs.view(), steps, q);
+  owned.problem.measure = measure;
+  return owned;
 }
 
 // The shell measure's weights written out from its definition: shell
@@ -234,34 +244,111 @@ TEST(ExponentialQuantileTest, PrivacyRatioBoundedOnTheProductionGrid) {
 }
 
 TEST(ExponentialQuantileTest, SplitFormPrivacyRatioBoundedOverSubPoints) {
-  // The split form's outputs are (point, sub-point); its exact distribution
-  // averages the mechanism over every jitter (K = 2 sub-points a point).
+  // The split form's outputs are (point, sub-point), its records at fixed
+  // sub-points (SubGapBound); every neighbour, including a record added
+  // inside a run (an atom's count c growing to c + 1 moves every record's
+  // sub-point), for several K.
   const std::vector<double> cell_values = {0, 1, 3};
   const int64_t steps = 3;
   double worst_ratio = 0;
-  for (double epsilon : {0.5, 2.0}) {
-    for (double q : {0.25, 0.5, 0.8}) {
-      testing::ForEachMultiset(
-          cell_values, 3, [&](const std::vector<double>& x) {
-            const auto small =
-                SplitProbabilities(Problem(x, steps, q), epsilon, 2, true);
-            for (double added : cell_values) {
-              std::vector<double> neighbour = x;
-              neighbour.push_back(added);
-              std::sort(neighbour.begin(), neighbour.end());
-              const auto large = SplitProbabilities(
-                  Problem(neighbour, steps, q), epsilon, 2, true);
-              ASSERT_EQ(small.size(), large.size());
-              for (const auto& [output, p] : small) {
-                const double ratio = std::fabs(std::log(p / large.at(output)));
-                ASSERT_LE(ratio, epsilon + 1e-12) << "q " << q;
-                worst_ratio = std::max(worst_ratio, ratio / epsilon);
+  for (uint64_t k : {2, 3, 5}) {
+    for (double epsilon : {0.5, 2.0}) {
+      for (double q : {0.25, 0.5, 0.8}) {
+        testing::ForEachMultiset(
+            cell_values, 3, [&](const std::vector<double>& x) {
+              const auto small =
+                  SplitProbabilities(Problem(x, steps, q), epsilon, k, true);
+              for (double added : cell_values) {
+                std::vector<double> neighbour = x;
+                neighbour.push_back(added);
+                std::sort(neighbour.begin(), neighbour.end());
+                const auto large = SplitProbabilities(
+                    Problem(neighbour, steps, q), epsilon, k, true);
+                ASSERT_EQ(small.size(), large.size());
+                for (const auto& [output, p] : small) {
+                  const double ratio =
+                      std::fabs(std::log(p / large.at(output)));
+                  ASSERT_LE(ratio, epsilon + 1e-12) << "q " << q << " K " << k;
+                  worst_ratio = std::max(worst_ratio, ratio / epsilon);
+                }
               }
-            }
-          });
+            });
+      }
     }
   }
   EXPECT_GT(worst_ratio, 0.9);
+}
+
+TEST(ExponentialQuantileTest, FixedSubPointsMoveByAtMostOneRecord) {
+  // The records before sub-point s of a point holding c records, and with
+  // c + 1: the same or one more, for every s (what the split form's
+  // privacy and AQ's children rest on). Small K exhaustively; K = 2^32 and
+  // counts past 2^32 (several records a sub-point) at sampled s.
+  auto before = [](uint64_t c, uint64_t k, uint64_t s) {
+    uint64_t h = 0;
+    while (h < c && SubGapBound(c, k, h + 1) < static_cast<int64_t>(s)) ++h;
+    return h;
+  };
+  for (uint64_t k : {1, 2, 3, 7, 16}) {
+    for (uint64_t c = 1; c < 40; ++c) {
+      EXPECT_EQ(SubGapBound(c, k, 0), -1);
+      EXPECT_EQ(SubGapBound(c, k, c + 1), static_cast<int64_t>(k) - 1);
+      for (uint64_t s = 0; s < k; ++s) {
+        const uint64_t grown = before(c + 1, k, s) - before(c, k, s);
+        ASSERT_LE(grown, 1u) << "K " << k << " c " << c << " s " << s;
+      }
+    }
+  }
+  const uint64_t k = kSplitSubPoints;
+  SeededRandom rng(5);
+  for (uint64_t c :
+       {uint64_t{1}, uint64_t{3}, uint64_t{1} << 33, (uint64_t{1} << 53) - 2}) {
+    for (int trial = 0; trial < 200; ++trial) {
+      const uint64_t s = UniformInteger(rng, k);
+      // Closed form of `before`: the h <= c with floor((2h - 1) K / 2c) < s.
+      auto count = [&](uint64_t records) {
+        uint64_t low = 0, high = records;  // answer in [low, high]
+        while (low < high) {
+          const uint64_t mid = low + (high - low + 1) / 2;
+          if (SubGapBound(records, k, mid) < static_cast<int64_t>(s)) {
+            low = mid;
+          } else {
+            high = mid - 1;
+          }
+        }
+        return low;
+      };
+      const uint64_t grown = count(c + 1) - count(c);
+      ASSERT_LE(grown, 1u) << c << " " << s;
+    }
+    // The sub-points are non-decreasing and inside [0, K).
+    for (uint64_t h : {uint64_t{1}, c / 2 + 1, c}) {
+      ASSERT_LE(SubGapBound(c, k, h), SubGapBound(c, k, h + 1));
+      ASSERT_GE(SubGapBound(c, k, h), 0);
+    }
+  }
+}
+
+TEST(ExponentialQuantileTest, TargetsAreExactUpToTwoToThe53Records) {
+  // q n 2^20 for n up to 2^53 - 1 (counted rows), formed exactly: the
+  // rounding error is at most half a unit, 2^-21 of a rank.
+  for (uint64_t n : {uint64_t{1}, uint64_t{1000}, uint64_t{1} << 43,
+                     (uint64_t{1} << 53) - 1}) {
+    for (double q : {0.5, 0.1, 0.999, 1e-9, 1.0 / 3.0}) {
+      const std::vector<std::pair<int64_t, uint64_t>> one = {{0, n}};
+      const RunsStore runs = RunsStore::FromPairs(one);
+      const QuantileProblem problem = QuantileProblem::Whole(runs.view(), 1, q);
+      const Uint128 target = problem.ScaledTarget();
+      // |target - q n 2^20| <= 1/2, checked in long double near the value.
+      const long double exact = static_cast<long double>(q) *
+                                static_cast<long double>(n) * 1048576.0L;
+      const long double got = static_cast<long double>(target);
+      EXPECT_LE(std::fabs(got - exact), 0.5L + exact * 1e-18L) << n << " " << q;
+      // Distances from it, as 128 bits would give them, capped at 2^63.
+      EXPECT_EQ(problem.ScaledDistance(0, 0),
+                std::min<Uint128>(target, kMaxScaledDistance));
+    }
+  }
 }
 
 // Draws points and compares their frequencies with the exact probabilities
@@ -270,7 +357,8 @@ void CheckSamplerMatchesExact(const std::vector<double>& cells, int64_t steps,
                               double q, double epsilon, uint64_t seed,
                               int tail_margin = 64, int headroom = 64,
                               PointMeasure measure = PointMeasure()) {
-  const QuantileProblem problem = Problem(cells, steps, q, measure);
+  const OwnedProblem owned = Problem(cells, steps, q, measure);
+  const QuantileProblem& problem = owned.problem;
   std::vector<double> probabilities;
   for (int64_t j = 0; j <= steps; ++j) {
     probabilities.push_back(std::exp(PointLogProbability(problem, epsilon, j)));
@@ -344,7 +432,7 @@ TEST(ExponentialQuantileTest, SamplerMatchesExactWithAShellMeasure) {
 }
 
 TEST(ExponentialQuantileTest, NoRecordsGivesAUniformPoint) {
-  const QuantileProblem problem{nullptr, 0, 0, 9, 0.5};
+  const QuantileProblem problem = QuantileProblem::Whole(Runs(), 9, 0.5);
   for (int64_t j = 0; j <= 9; ++j) {
     EXPECT_NEAR(PointLogProbability(problem, 1.0, j), std::log(0.1), 1e-12);
   }
@@ -361,7 +449,8 @@ void CheckSplitSamplerMatchesExact(const std::vector<double>& cells,
                                    int64_t steps, double q, double epsilon,
                                    uint64_t sub_points, uint64_t seed,
                                    PointMeasure measure = PointMeasure()) {
-  const QuantileProblem problem = Problem(cells, steps, q, measure);
+  const OwnedProblem owned = Problem(cells, steps, q, measure);
+  const QuantileProblem& problem = owned.problem;
   const auto exact = SplitProbabilities(problem, epsilon, sub_points, false);
   std::map<std::pair<int64_t, uint64_t>, size_t> index;
   std::vector<double> probabilities;
@@ -411,7 +500,8 @@ TEST(ExponentialQuantileTest, AnAtomHoldingTheTargetIsReleasedItself) {
     cells.push_back(i % 2 == 0 ? 40 : (i < 500 ? i % 40 : 41 + i % 59));
   }
   std::sort(cells.begin(), cells.end());
-  const QuantileProblem problem = Problem(cells, 100, 0.5);
+  const OwnedProblem owned = Problem(cells, 100, 0.5);
+  const QuantileProblem& problem = owned.problem;
   EXPECT_GT(PointLogProbability(problem, 1.0, 40), std::log(1 - 1e-9));
   // The split form cuts the atom near rank 500.
   const ExponentialQuantileSampler sampler(1.0);
@@ -432,7 +522,8 @@ TEST(ExponentialQuantileTest, HugeAtomGivesNoNanAndNoBias) {
   std::sort(cells.begin(), cells.end());
   const int64_t steps = kMaxGridSteps;
   for (double epsilon : {0.01, 1.0, 100.0, 1e4}) {
-    const QuantileProblem problem = Problem(cells, steps, 0.5);
+    const OwnedProblem owned = Problem(cells, steps, 0.5);
+    const QuantileProblem& problem = owned.problem;
     const ExponentialQuantileSampler sampler(epsilon);
     SeededRandom rng(13);
     int atom = 0;

@@ -338,8 +338,12 @@ TEST(IntervalsTest, BracketsArePrivateExactly) {
       down.insert(down.end(), cells.begin(), cells.end());
       std::vector<double> up = cells;
       up.insert(up.end(), above, static_cast<double>(steps));
-      QuantileProblem lower{down.data(), down.size(), 0, steps, q};
-      QuantileProblem upper{up.data(), up.size(), 0, steps, q};
+      const RunsStore down_runs = testing::RunsOf(down);
+      const RunsStore up_runs = testing::RunsOf(up);
+      const QuantileProblem lower =
+          QuantileProblem::Whole(down_runs.view(), steps, q);
+      const QuantileProblem upper =
+          QuantileProblem::Whole(up_runs.view(), steps, q);
       return std::pair<double, double>(
           PointLogProbability(lower, epsilon_each, point),
           PointLogProbability(upper, epsilon_each, point));
@@ -404,8 +408,12 @@ TEST(IntervalsTest, PopulationIntervalsArePrivateExactly) {
     down.insert(down.end(), cells.begin(), cells.end());
     std::vector<double> up = cells;
     up.insert(up.end(), above, static_cast<double>(steps));
-    QuantileProblem lower{down.data(), down.size(), 0, steps, q};
-    QuantileProblem upper{up.data(), up.size(), 0, steps, q};
+    const RunsStore down_runs = testing::RunsOf(down);
+    const RunsStore up_runs = testing::RunsOf(up);
+    const QuantileProblem lower =
+        QuantileProblem::Whole(down_runs.view(), steps, q);
+    const QuantileProblem upper =
+        QuantileProblem::Whole(up_runs.view(), steps, q);
     return std::pair<double, double>(
         PointLogProbability(lower, epsilon_each, point),
         PointLogProbability(upper, epsilon_each, point));

@@ -14,6 +14,7 @@
 #include "core/inverse_sensitivity.h"
 #include "core/prepare.h"
 #include "core/random.h"
+#include "core/runs.h"
 #include "tests/cpp/test_util.h"
 
 namespace dpq {
@@ -166,7 +167,7 @@ TEST(InverseSensitivityTest, PrivacyRatioBoundedUnderReplaceOne) {
 
 // The exact output distribution of a joint mechanism with record cap
 // `cap`: the mechanism on x when it holds at most `cap` records, else the
-// average over every subset of `cap` of its records (KeepUniformSubset's
+// average over every subset of `cap` of its records (SampleRunPoints'
 // uniform subset).
 std::vector<double> CappedLogProbabilities(
     const std::vector<double>& x, size_t cap, int64_t steps,
@@ -241,23 +242,41 @@ TEST(JointExpTest, RecordCapSubsetKeepsAddRemovePrivacy) {
   EXPECT_GT(worst_ratio, 0.4);  // reaches 0.42: the mixtures dilute it
 }
 
-TEST(JointExpTest, KeepUniformSubsetIsUniform) {
-  // Each of the C(5, 2) = 10 subsets of 2 of 5 records, 20,000 seeded draws:
-  // every count within 5 standard deviations of 2,000.
+TEST(JointExpTest, SampleRunPointsIsAUniformSubset) {
+  // Runs {0: 2 records, 5: 1, 9: 2}: each of the C(5, 2) = 10 subsets of 2
+  // records (by rank), 20,000 seeded draws, comes out as its pair of points
+  // as often as its multiplicity says, within 5 standard deviations.
+  const RunsStore runs = RunsStore::FromPairs({{0, 2}, {5, 1}, {9, 2}});
   std::map<std::pair<double, double>, int> seen;
   SeededRandom rng(3);
-  for (int trial = 0; trial < 20000; ++trial) {
-    std::vector<double> data = {0, 1, 2, 3, 4};
-    KeepUniformSubset(data.data(), data.size(), 2, rng);
-    seen[{std::min(data[0], data[1]), std::max(data[0], data[1])}]++;
+  const int draws = 20000;
+  for (int trial = 0; trial < draws; ++trial) {
+    std::vector<double> points;
+    ASSERT_TRUE(SampleRunPoints(runs.view(), 2, rng, &points).ok());
+    ASSERT_EQ(points.size(), 2u);
+    ASSERT_LE(points[0], points[1]);
+    seen[{points[0], points[1]}]++;
   }
-  EXPECT_EQ(seen.size(), 10u);
-  for (const auto& [pair, count] : seen) {
-    EXPECT_NEAR(count, 2000, 5 * std::sqrt(2000 * 0.9)) << pair.first;
+  // Pairs of ranks by points: (0,0) 1, (0,5) 2, (0,9) 4, (5,9) 2, (9,9) 1.
+  const std::map<std::pair<double, double>, int> ways = {
+      {{0, 0}, 1}, {{0, 5}, 2}, {{0, 9}, 4}, {{5, 9}, 2}, {{9, 9}, 1}};
+  EXPECT_EQ(seen.size(), ways.size());
+  for (const auto& [pair, count] : ways) {
+    const double p = count / 10.0;
+    EXPECT_NEAR(seen[pair], draws * p, 5 * std::sqrt(draws * p * (1 - p)))
+        << pair.first << " " << pair.second;
   }
-  std::vector<double> few = {7, 8};
-  KeepUniformSubset(few.data(), few.size(), 5, rng);
-  EXPECT_EQ(few, (std::vector<double>{7, 8}));
+  // At most the cap records: all of them, sorted, nothing drawn.
+  std::vector<double> all;
+  ASSERT_TRUE(SampleRunPoints(runs.view(), 5, rng, &all).ok());
+  EXPECT_EQ(all, (std::vector<double>{0, 0, 5, 9, 9}));
+  // Counted rows: a subset of 10 of 10^15 records, drawn without expanding.
+  const RunsStore huge =
+      RunsStore::FromPairs({{3, 500000000000000}, {7, 500000000000000}});
+  std::vector<double> few;
+  ASSERT_TRUE(SampleRunPoints(huge.view(), 10, rng, &few).ok());
+  EXPECT_EQ(few.size(), 10u);
+  EXPECT_TRUE(std::is_sorted(few.begin(), few.end()));
 }
 
 TEST(HsJointExpTest, PrivacyRatioBoundedForEveryCoupledJitter) {

@@ -9,7 +9,15 @@
 #include <functional>
 #include <vector>
 
+#include "core/runs.h"
+
 namespace dpq::testing {
+
+// The runs of sorted record points (the prepared form every mechanism
+// reads). A temporary lives to the end of the call it is passed to.
+inline RunsStore RunsOf(const std::vector<double>& sorted_points) {
+  return RunsStore::FromSortedPoints(sorted_points);
+}
 
 // Upper critical value of the chi-square distribution with `df` degrees of
 // freedom at tail probability 1e-6 (Wilson-Hilferty). A seeded sampler that

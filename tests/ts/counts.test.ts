@@ -96,13 +96,10 @@ describe('releaseFromCounts', () => {
     for (const extra of [{ step: 1 }, { buckets: 3 }, { users: ['a', 'b', 'c'], maxContributions: 1 }]) {
       expect(code(() => dpq.releaseFromCounts([1, 2, 3], { ...base, ...extra } as never))).toBe('INVALID_OPTION');
     }
-    // More rows than a release takes: TOO_LARGE, for the data owner only.
-    expect(code(() => dpq.releaseFromCounts([4e9], base))).toBe('TOO_LARGE');
-    // Within the core's limit but beyond the 2 GiB heap once expanded (about
-    // 1.3e8 rows today): refused before allocating, not an abort.
-    expect(code(() => dpq.releaseFromCounts([1e8, 1e8, 1e8], base))).toBe('TOO_LARGE');
-    // ...and its message points to the methods that take any count.
-    expect(() => dpq.releaseFromCounts([1e8, 1e8, 1e8], base)).toThrow(/'aggtree' and 'tree-cdf' take up to 2\^53 - 1/);
+    // Past 2^53 - 1 rows in all: TOO_LARGE, for the data owner only (any
+    // fewer release, for every method: nothing is expanded).
+    expect(code(() => dpq.releaseFromCounts([Number.MAX_SAFE_INTEGER, 1], base))).toBe('TOO_LARGE');
+    expect(dpq.releaseFromCounts([4e9], base).values).toHaveLength(1);
     // The raw path's buckets: with step, or not whole.
     expect(code(() => dpq.release([1, 2], { ...base, buckets: 10, step: 1 }))).toBe('INVALID_OPTION');
     expect(code(() => dpq.release([1, 2], { ...base, buckets: 2.5 }))).toBe('INVALID_OPTION');
@@ -110,30 +107,29 @@ describe('releaseFromCounts', () => {
     expect(dpq.quantilesFromCounts([0, 5, 0, 0, 0, 0, 0, 0, 0, 0], { ...base, seed: 1 })[0]).toBeLessThanOrEqual(10);
   });
 
-  it('releases from counts of any size with the trees, where record methods refuse', () => {
-    // 10^15 rows, four fifths below 500: a warehouse's GROUP BY. The trees
-    // read the counts as weighted bucket edges, so nothing is expanded.
+  it('releases from counts of any size with every method, in the time of the buckets', () => {
+    // 10^15 rows, four fifths below 500: a warehouse's GROUP BY. Every method
+    // reads the non-empty buckets as runs, so nothing is expanded.
     const counts = Float64Array.from({ length: 1000 }, (_, i) => (i < 500 ? 1.6e12 : 4e11));
     const options = { lower: 0, upper: 1000, quantiles: [0.25, 0.5, 0.9], epsilon: 1 };
-    for (const method of ['aggtree', 'tree-cdf'] as const) {
+    for (const method of ['auto', 'aq', 'appindexp', 'aggtree', 'tree-cdf'] as const) {
       const values = dpq.quantilesFromCounts(counts, { ...options, method });
       // To a bucket: AggTree releases bucket edges (749 for the 750 that
       // ends bucket 749's ranks).
-      [156.25, 312.5, 750].forEach((truth, i) => expect(Math.abs(values[i] - truth)).toBeLessThanOrEqual(1));
+      [156.25, 312.5, 750].forEach((truth, i) => expect(Math.abs(values[i] - truth), method).toBeLessThanOrEqual(1));
+    }
+    // The joint methods read a uniform subset of their public record cap.
+    for (const method of ['jointexp', 'hs-jointexp', 'inverse-sensitivity'] as const) {
+      const release = dpq.releaseFromCounts(counts, { ...options, method, maxRecords: 100000, seed: 5 });
+      expect(release.recordCap).toBe(100000);
+      // A subset of 10^5: sampling error 0.9, 1.0 and 2.4 buckets; five of them.
+      [156.25, 312.5, 750].forEach((truth, i) =>
+        expect(Math.abs(release.values[i] - truth), method).toBeLessThanOrEqual([4.5, 5, 12][i]),
+      );
     }
     // Up to Number.MAX_SAFE_INTEGER rows in all; one more is TOO_LARGE.
     expect(dpq.quantilesFromCounts([Number.MAX_SAFE_INTEGER - 1, 1], { ...options, method: 'tree-cdf' })).toHaveLength(3);
-    expect(code(() => dpq.quantilesFromCounts([Number.MAX_SAFE_INTEGER, 1], { ...options, method: 'tree-cdf' }))).toBe(
-      'TOO_LARGE',
-    );
-    // AQ expands the counts: refused, and the message names the trees.
-    try {
-      dpq.quantilesFromCounts(counts, options);
-      expect.unreachable();
-    } catch (error) {
-      expect((error as { code: string }).code).toBe('TOO_LARGE');
-      expect(String(error)).toContain("'aggtree' and 'tree-cdf'");
-    }
+    expect(code(() => dpq.quantilesFromCounts([Number.MAX_SAFE_INTEGER, 1], { ...options, method: 'aq' }))).toBe('TOO_LARGE');
   });
 
   it('releases from DuckDB counts of a 10^7-row Parquet file exactly as from its rows', async () => {

@@ -93,7 +93,9 @@ describe('sessions', () => {
     expect(s.spent).toEqual({ epsilon: 0 });
     expect(code(() => s.releaseFromCounts([1, -2, 3], { ...base, epsilon: 1 }))).toBe('INVALID_COUNTS');
     expect(s.spent).toEqual({ epsilon: 0 });
-    expect(code(() => s.releaseFromCounts([4e9], { ...base, epsilon: 1, method: 'aq' }))).toBe('TOO_LARGE');
+    expect(code(() => s.releaseFromCounts([Number.MAX_SAFE_INTEGER, 1], { ...base, epsilon: 1, method: 'aq' }))).toBe(
+      'TOO_LARGE',
+    );
     expect(s.spent).toEqual({ epsilon: 0 });
     expect(code(() => s.bounds([1, 2, 3], { epsilon: 0.5, seed: 2 }))).toBe('NOT_ENOUGH_DATA');
     expect(s.spent).toEqual({ epsilon: 0.5 });

@@ -1,0 +1,447 @@
+#include "core/methods.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "core/agg_tree.h"
+#include "core/app_ind_exp.h"
+#include "core/aq.h"
+#include "core/hs_joint_exp.h"
+#include "core/inverse_sensitivity.h"
+#include "core/joint_exp.h"
+#include "core/tree_cdf.h"
+
+namespace dpq {
+
+std::optional<double> MethodOptions::Number(const std::string& name) const {
+  for (const auto& option : request_.options) {
+    if (option.first == name) return option.second;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> MethodOptions::Text(const std::string& name) const {
+  for (const auto& option : request_.text_options) {
+    if (option.first == name) return option.second;
+  }
+  return std::nullopt;
+}
+
+StatusOr<int64_t> MethodOptions::Whole(const char* name, int64_t fallback,
+                                       int64_t low, int64_t high) const {
+  const std::optional<double> value = Number(name);
+  if (!value.has_value()) return fallback;
+  if (!(*value >= static_cast<double>(low) &&
+        *value <= static_cast<double>(high)) ||
+      *value != std::floor(*value)) {
+    return Status(StatusCode::kInvalidOption,
+                  std::string(name) + " must be a whole number from " +
+                      std::to_string(low) + " to " + std::to_string(high));
+  }
+  return static_cast<int64_t>(*value);
+}
+
+namespace {
+
+// Values of grid points: point j of `points` is point j - offset of `grid`.
+void PointsToValues(const std::vector<int64_t>& points, const OutputGrid& grid,
+                    int64_t offset, std::vector<double>* values) {
+  values->clear();
+  for (int64_t point : points) values->push_back(grid.ValueAt(point - offset));
+}
+
+// The values of a successful release, or its error.
+Status MoveInto(StatusOr<std::vector<double>> released,
+                std::vector<double>* values) {
+  if (!released.ok()) return released.status();
+  *values = std::move(released.value());
+  return Status::Ok();
+}
+
+Status RunAq(const MethodInput& in, ReleaseReport* report,
+             std::vector<double>* values) {
+  report->resolution = in.grid.resolution();
+  report->levels = ApproximateQuantilesLevels(in.quantiles.size());
+  // The root's epsilon, the smallest: under pure DP the budget is shared
+  // along each path (aq.h), so nodes over shallower subtrees get more; zCDP
+  // composes per level.
+  report->mechanism_epsilon =
+      ExponentialMechanismEpsilonPerPart(in.budget, report->levels);
+  const bool per_path = in.budget.kind == PrivacyBudget::Kind::kPure;
+  PointsToValues(
+      SampleApproximateQuantiles(
+          in.runs, in.grid.steps(), in.quantiles,
+          per_path ? in.budget.epsilon : report->mechanism_epsilon,
+          per_path ? AqBudgetSplit::kPerPath : AqBudgetSplit::kPerLevel,
+          in.rng),
+      in.grid, 0, values);
+  return Status::Ok();
+}
+
+Status RunAppIndExp(const MethodInput& in, ReleaseReport* report,
+                    std::vector<double>* values) {
+  // With `delta`, in.budget is already (epsilon, delta).
+  if (in.budget.kind == PrivacyBudget::Kind::kApprox &&
+      in.quantiles.size() > static_cast<size_t>(kMaxOptimalCompositionParts)) {
+    return Status(StatusCode::kTooLarge,
+                  "appindexp with delta takes at most " +
+                      std::to_string(kMaxOptimalCompositionParts) +
+                      " distinct quantiles (its optimal composition costs "
+                      "m^2 per step); got " +
+                      std::to_string(in.quantiles.size()) +
+                      ". Use 'aq', or appindexp without delta");
+  }
+  report->resolution = in.grid.resolution();
+  report->mechanism_epsilon = ExponentialMechanismEpsilonPerPart(
+      in.budget, static_cast<int>(in.quantiles.size()));
+  PointsToValues(SampleAppIndExp(in.runs, in.grid.steps(), in.quantiles,
+                                 report->mechanism_epsilon, in.rng),
+                 in.grid, 0, values);
+  return Status::Ok();
+}
+
+// The joint mechanisms' epsilon, kernel and record cap (joint_exp.h), from
+// public parameters only, for a sampling grid of `steps`.
+struct JointSetup {
+  double epsilon = 0;  // the mechanism's (the kernel keeps back a reserve)
+  JointKernelFor kernel_for;
+  size_t cap = 0;
+};
+
+StatusOr<JointSetup> SetUpJoint(const MethodInput& in, int64_t steps,
+                                bool inverse_sensitivity) {
+  JointSetup setup;
+  // One exponential mechanism: epsilon, or sqrt(8 rho) by bounded range, at
+  // most kMaxJointEpsilon. Its kernel keeps back JointRoundingReserve of it
+  // for the certified rounding bound.
+  setup.epsilon = std::min(ExponentialMechanismEpsilonPerPart(in.budget, 1),
+                           kMaxJointEpsilon);
+  const double kernel_epsilon =
+      SubtractDown(setup.epsilon, JointRoundingReserve(setup.epsilon));
+  const std::vector<double>& quantiles = in.quantiles;
+  setup.kernel_for = [kernel_epsilon, &quantiles,
+                      inverse_sensitivity](size_t count) {
+    return inverse_sensitivity
+               ? InverseSensitivityKernel(count, quantiles, kernel_epsilon)
+               : JointExpKernel(count, quantiles, kernel_epsilon);
+  };
+  setup.cap =
+      JointRecordCap(quantiles.size(), steps, setup.epsilon, setup.kernel_for);
+  if (setup.cap == 0) {
+    return Status(StatusCode::kTooLarge,
+                  std::to_string(quantiles.size()) +
+                      " distinct quantiles are too many for the joint "
+                      "mechanisms on a grid of " +
+                      std::to_string(steps) +
+                      " steps at this budget: even with no records their "
+                      "tables (m x (n + 1) <= 2^24, m^2 x (n + 1) <= 2^29 "
+                      "steps) or their certified rounding do not fit. Use "
+                      "'aq', fewer quantiles, a coarser step or more epsilon");
+  }
+  if (const std::optional<double> most = in.options.Number("maxRecords")) {
+    if (!(*most >= 1 && *most <= static_cast<double>(setup.cap)) ||
+        *most != std::floor(*most)) {
+      return Status(StatusCode::kInvalidOption,
+                    "maxRecords must be a whole number from 1 to " +
+                        std::to_string(setup.cap) +
+                        " for these quantiles, grid and budget");
+    }
+    setup.cap = static_cast<size_t>(*most);
+  }
+  return setup;
+}
+
+// The joint draw on `cells` (sorted points of `sampling`, at most the cap):
+// point j of the tuple is released as point j - offset of `grid`.
+Status DrawJoint(const MethodInput& in, const JointSetup& setup,
+                 const std::vector<double>& cells, const OutputGrid& sampling,
+                 const OutputGrid& grid, int64_t offset, ReleaseReport* report,
+                 std::vector<double>* values) {
+  report->mechanism_epsilon = setup.epsilon;
+  report->record_cap = setup.cap;
+  JointKernel kernel = setup.kernel_for(cells.size());
+  // Passes at or below the cap; kept so that no change can skip it.
+  Status status =
+      CheckJointRounding(cells.size(), sampling.steps(), kernel, setup.epsilon);
+  if (!status.ok()) return status;
+  const JointSampler sampler(cells.data(), cells.size(), sampling.steps(),
+                             std::move(kernel));
+  PointsToValues(sampler.Sample(in.rng), grid, offset, values);
+  report->resolution = grid.resolution();
+  // HSJointExp's widened grid reaches beyond the bounds.
+  for (double& value : *values) {
+    value = std::min(std::max(value, in.request.lower), in.request.upper);
+  }
+  return Status::Ok();
+}
+
+Status RunJointOnReleaseGrid(const MethodInput& in, ReleaseReport* report,
+                             std::vector<double>* values,
+                             bool inverse_sensitivity) {
+  StatusOr<JointSetup> setup =
+      SetUpJoint(in, in.grid.steps(), inverse_sensitivity);
+  if (!setup.ok()) return setup.status();
+  // At most the cap: a uniformly random subset of more (joint_exp.h).
+  std::vector<double> cells;
+  Status status = SampleRunPoints(in.runs, setup.value().cap, in.rng, &cells);
+  if (!status.ok()) return status;
+  return DrawJoint(in, setup.value(), cells, in.grid, in.grid, 0, report,
+                   values);
+}
+
+Status RunJointExp(const MethodInput& in, ReleaseReport* report,
+                   std::vector<double>* values) {
+  return RunJointOnReleaseGrid(in, report, values, false);
+}
+
+Status RunInverseSensitivity(const MethodInput& in, ReleaseReport* report,
+                             std::vector<double>* values) {
+  return RunJointOnReleaseGrid(in, report, values, true);
+}
+
+// HSJointExp's jitter and the widened grid it samples on: a whole number of
+// steps beyond each bound when there is a step, the finest grid otherwise.
+struct HsGrid {
+  JitterKind kind = JitterKind::kUniform;
+  double sigma = 0;
+  OutputGrid sampling;
+  int64_t offset = 0;  // points of `sampling` below the release grid's first
+};
+
+StatusOr<HsGrid> HsJointExpGrid(const MethodInput& in) {
+  HsGrid hs;
+  if (const std::optional<std::string> jitter = in.options.Text("jitter")) {
+    if (*jitter == "gaussian") {
+      hs.kind = JitterKind::kGaussian;
+    } else if (*jitter != "uniform") {
+      return Status(
+          StatusCode::kInvalidOption,
+          "jitter must be 'uniform' or 'gaussian', got '" + *jitter + "'");
+    }
+  }
+  const double lower = in.request.lower;
+  const double upper = in.request.upper;
+  hs.sigma = kDefaultJitterFraction * (upper - lower);
+  if (const std::optional<double> scale = in.options.Number("scale")) {
+    if (!std::isfinite(*scale) || !(*scale > 0)) {
+      return Status(StatusCode::kInvalidOption,
+                    "scale (the jitter's standard deviation) must be finite "
+                    "and > 0");
+    }
+    hs.sigma = *scale;
+  }
+  // Jittered records may leave [lower, upper]: sample on a grid widened by
+  // the jitter's margin, a whole number of steps when there is a step.
+  double margin = JitterMargin(hs.kind, hs.sigma);
+  const double step = in.grid.step();
+  if (step > 0) {
+    const double whole_steps = std::ceil(margin / step);
+    if (!(whole_steps <= static_cast<double>(kMaxGridSteps))) {
+      return Status(StatusCode::kInvalidOption,
+                    "scale is too large for step: the jitter spans more than "
+                    "2^52 steps");
+    }
+    hs.offset = static_cast<int64_t>(whole_steps);
+    margin = whole_steps * step;
+  }
+  const double low = lower - margin;
+  const double high = upper + margin;
+  Status status = ValidateBounds(low, high);
+  if (!status.ok()) {
+    return Status(
+        StatusCode::kInvalidOption,
+        "scale widens the bounds beyond doubles: " + status.message());
+  }
+  if (step > 0) {
+    const int64_t steps = in.grid.steps() + 2 * hs.offset;
+    if (steps > kMaxGridSteps) {
+      return Status(StatusCode::kInvalidOption,
+                    "scale is too large for step: the widened grid has more "
+                    "than 2^52 steps");
+    }
+    hs.sampling = OutputGrid(low, high, steps, step);
+  } else {
+    // The jitter (2^-20 of the range by default) needs a grid much finer
+    // than itself: without a step, the finest.
+    hs.sampling = OutputGrid::ForBounds(low, high);
+  }
+  return hs;
+}
+
+Status RunHsJointExp(const MethodInput& in, ReleaseReport* report,
+                     std::vector<double>* values) {
+  StatusOr<HsGrid> hs = HsJointExpGrid(in);
+  if (!hs.ok()) return hs.status();
+  const OutputGrid& sampling = hs.value().sampling;
+  StatusOr<JointSetup> setup = SetUpJoint(in, sampling.steps(), false);
+  if (!setup.ok()) return setup.status();
+  std::vector<double> cells;
+  Status status = SampleRunPoints(in.runs, setup.value().cap, in.rng, &cells);
+  if (!status.ok()) return status;
+  // Each record's value, jittered (public noise, one draw a record), then
+  // its point on the widened grid.
+  for (double& cell : cells) {
+    cell = in.grid.ValueAt(static_cast<int64_t>(cell));
+  }
+  Jitter(cells.data(), cells.size(), in.request.lower, in.request.upper,
+         hs.value().kind, hs.value().sigma, in.rng);
+  std::sort(cells.begin(), cells.end());
+  ConvertToPoints(cells.data(), cells.size(), sampling);
+  // Released on the release grid (its step's points) or, without a step,
+  // on the widened finest grid itself.
+  const bool stepped = in.grid.step() > 0;
+  return DrawJoint(in, setup.value(), cells, sampling,
+                   stepped ? in.grid : sampling,
+                   stepped ? hs.value().offset : 0, report, values);
+}
+
+Status RunAggTree(const MethodInput& in, ReleaseReport* report,
+                  std::vector<double>* values) {
+  AggTreeShape shape;
+  StatusOr<int64_t> branching =
+      in.options.Whole("branching", shape.branching, 2, 1024);
+  if (!branching.ok()) return branching.status();
+  StatusOr<int64_t> height = in.options.Whole("height", shape.height, 1, 24);
+  if (!height.ok()) return height.status();
+  shape.branching = static_cast<int>(branching.value());
+  shape.height = static_cast<int>(height.value());
+  if (const std::optional<std::string> aggregation =
+          in.options.Text("aggregation")) {
+    if (*aggregation == "none") {
+      shape.aggregate = false;
+    } else if (*aggregation != "honaker") {
+      return Status(StatusCode::kInvalidOption,
+                    "aggregation must be 'honaker' or 'none', got '" +
+                        *aggregation + "'");
+    }
+  }
+  const double lower = in.request.lower;
+  const double upper = in.request.upper;
+  // A step, or buckets of at most kMaxTreeLeaves - 1 (whose records all sit
+  // on bucket edges): one leaf per grid point, releasing the point itself;
+  // the shape from what was given. Finer buckets keep the equal leaves.
+  if (in.options.Number("step").has_value() ||
+      (in.request.buckets.has_value() &&
+       in.grid.steps() + 1 <= kMaxTreeLeaves)) {
+    StatusOr<AggTreeShape> fitted = AggTreeShapeForPoints(
+        in.grid.steps() + 1,
+        in.options.Number("branching").has_value() ? branching.value() : 0,
+        in.options.Number("height").has_value() ? height.value() : 0,
+        shape.aggregate);
+    if (!fitted.ok()) return fitted.status();
+    report->resolution = in.grid.resolution();
+    return MoveInto(ReleaseAggTree(in.runs, in.grid, lower, upper, in.quantiles,
+                                   fitted.value(), in.budget, in.rng, &in.grid),
+                    values);
+  }
+  Status status = ValidateAggTreeShape(shape);
+  if (!status.ok()) return status;
+  return MoveInto(ReleaseAggTree(in.runs, in.grid, lower, upper, in.quantiles,
+                                 shape, in.budget, in.rng),
+                  values);
+}
+
+Status RunTreeCdf(const MethodInput& in, ReleaseReport* report,
+                  std::vector<double>* values) {
+  (void)report;
+  TreeCdfShape shape;
+  StatusOr<int64_t> cells =
+      in.options.Whole("cells", shape.cells, 2, kMaxTreeCdfCells);
+  if (!cells.ok()) return cells.status();
+  shape.cells = cells.value();
+  if (const std::optional<std::string> split = in.options.Text("budget")) {
+    if (*split == "min-variance") {
+      shape.split = TreeBudgetSplit::kMinVariance;
+    } else if (*split != "uniform") {
+      return Status(
+          StatusCode::kInvalidOption,
+          "budget must be 'uniform' or 'min-variance', got '" + *split + "'");
+    }
+  }
+  Status status = ValidateTreeCdfShape(shape);
+  if (!status.ok()) return status;
+  return MoveInto(
+      ReleaseTreeCdf(in.runs, in.grid, in.request.lower, in.request.upper,
+                     in.quantiles, shape, in.budget, in.rng),
+      values);
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string joined;
+  for (const std::string& name : names) {
+    if (!joined.empty()) joined += ", ";
+    joined += "'" + name + "'";
+  }
+  return joined;
+}
+
+}  // namespace
+
+const std::vector<MethodSpec>& Methods() {
+  static const std::vector<MethodSpec> methods = {
+      {"aq", {{"step", false}}, RunAq},
+      {"jointexp", {{"step", false}, {"maxRecords", false}}, RunJointExp},
+      {"inverse-sensitivity",
+       {{"step", false}, {"maxRecords", false}},
+       RunInverseSensitivity,
+       Neighbouring::kReplaceOne},
+      {"hs-jointexp",
+       {{"jitter", true},
+        {"scale", false},
+        {"step", false},
+        {"maxRecords", false}},
+       RunHsJointExp},
+      {"appindexp", {{"delta", false}, {"step", false}}, RunAppIndExp},
+      {"aggtree",
+       {{"branching", false},
+        {"height", false},
+        {"aggregation", true},
+        {"step", false}},
+       RunAggTree},
+      {"tree-cdf", {{"cells", false}, {"budget", true}}, RunTreeCdf},
+  };
+  return methods;
+}
+
+StatusOr<const MethodSpec*> FindMethod(const std::string& name) {
+  std::vector<std::string> names;
+  for (const MethodSpec& method : Methods()) {
+    if (name == method.name) return &method;
+    names.push_back(method.name);
+  }
+  return Status(StatusCode::kUnknownMethod,
+                "unknown method '" + name +
+                    "'; available: 'auto' (the default), " + JoinNames(names));
+}
+
+Status CheckOptionNames(const MethodSpec& method,
+                        const ReleaseRequest& request) {
+  std::vector<std::string> names;
+  for (const auto& spec : method.options) names.push_back(spec.first);
+  auto check = [&](const std::string& name, bool text) -> Status {
+    for (const auto& spec : method.options) {
+      if (name != spec.first) continue;
+      if (spec.second == text) return Status::Ok();
+      return Status(StatusCode::kInvalidOption,
+                    "option '" + name + "' of method '" + method.name +
+                        "' must be " + (spec.second ? "a string" : "a number"));
+    }
+    return Status(StatusCode::kInvalidOption,
+                  "option '" + name + "' does not apply to method '" +
+                      method.name + "'" +
+                      (names.empty() ? " (it takes no options)"
+                                     : " (it takes " + JoinNames(names) + ")"));
+  };
+  for (const auto& option : request.options) {
+    Status status = check(option.first, false);
+    if (!status.ok()) return status;
+  }
+  for (const auto& option : request.text_options) {
+    Status status = check(option.first, true);
+    if (!status.ok()) return status;
+  }
+  return Status::Ok();
+}
+
+}  // namespace dpq

@@ -1,0 +1,101 @@
+// What a release is asked (ReleaseRequest) and what it reports
+// (ReleaseReport): the types every stage of the pipeline shares (plan.h,
+// methods.h, release.h), apart from the stages themselves.
+#ifndef DPQ_CORE_REQUEST_H_
+#define DPQ_CORE_REQUEST_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/privacy.h"
+
+namespace dpq {
+
+struct ReleaseRequest {
+  double lower = 0;  // public lower bound; smaller values are clamped to it
+  double upper = 0;  // public upper bound; larger values are clamped to it
+  std::vector<double> quantiles;  // each in (0, 1), any order, repeats allowed
+  std::optional<double> epsilon;  // pure epsilon-DP budget, or
+  std::optional<double> rho;      // rho-zCDP budget: exactly one of the two
+  // "auto" (the default): ResolveMethod picks 'aq' or 'aggtree'.
+  std::string method = "auto";
+  // Method-specific options by name; a name the method does not take is an
+  // INVALID_OPTION error, never silently ignored.
+  std::vector<std::pair<std::string, double>> options;
+  std::vector<std::pair<std::string, std::string>> text_options;
+  // Reproducible randomness for tests. NOT private: see SeededRandom.
+  std::optional<uint64_t> seed;
+  // Protecting a person (contributions.h): users[i] names the person of
+  // record i (parallel to the data; not owned), and each person keeps at
+  // most max_contributions records. Both or neither. The guarantee is then
+  // for adding or removing one person.
+  const uint32_t* users = nullptr;
+  std::optional<double> max_contributions;
+  // Confidence intervals (intervals.h): with `confidence` in (0, 1), the
+  // release also brackets each true sample quantile, spending
+  // `interval_share` of the budget on it (default kDefaultIntervalShare).
+  std::optional<double> confidence;
+  std::optional<double> interval_share;
+  // "sample" (default): for the true quantile of these records; "population":
+  // for the quantile of the distribution the records are an i.i.d. sample of
+  // (intervals.h), also spending part of the intervals' share on a noisy
+  // count.
+  std::optional<std::string> interval;
+  // Bucketed release (docs/scale.md): the values are first replaced by the
+  // lower edges of `buckets` equal-width buckets over [lower, upper]
+  // (prepare.h, BucketGrid), and the methods that release grid points release
+  // bucket edges; so does AggTree, whose leaves are then the buckets (at most
+  // 2^21 - 1 of them; finer buckets keep its equal leaves). Exactly what
+  // ReleaseFromCounts releases from those buckets' counts. Not with the
+  // `step` option (the buckets are the grid).
+  std::optional<double> buckets;
+};
+
+// What a successful release spent, for the caller's privacy accounting.
+struct ReleaseReport {
+  std::string method;
+  PrivacyBudget spent;
+  // "add-remove" (one record added or removed), "replace-one" (one record
+  // replaced, the number of records public) or "add-remove-user" (one
+  // person added or removed with all their records).
+  std::string neighbouring = "add-remove";
+  // add-remove-user: the most records a person kept (0 otherwise). Public.
+  int64_t max_contributions = 0;
+  // With `confidence`: one [low, high] per requested quantile, in the order
+  // requested, each holding its released value, and the part of `spent` the
+  // intervals used (the values used the rest).
+  bool has_intervals = false;
+  bool interval_population = false;  // "population" intervals
+  std::vector<double> interval_low;
+  std::vector<double> interval_high;
+  PrivacyBudget interval_spent;
+  double interval_epsilon = 0;  // each bracket mechanism's epsilon
+  // Population intervals: the noisy count's budget (inside interval_spent)
+  // and the private upper bound on the record count it gave (ε-DP output).
+  PrivacyBudget interval_count_spent;
+  double interval_count_bound = 0;
+  int levels = 0;  // AQ: recursion levels
+  // True when a seed was given: the noise is reproducible by anyone who
+  // knows the seed, so the release is NOT private, whatever `spent` says.
+  bool seeded = false;
+  // Epsilon of each exponential mechanism run; AQ under epsilon: the root's,
+  // the smallest (nodes over shallower subtrees get more, aq.h).
+  double mechanism_epsilon = 0;
+  // The joint methods: the most records the mechanism read, from public
+  // parameters only (joint_exp.h, JointRecordCap; lowered by the option
+  // maxRecords); data with more was read through a uniformly random subset
+  // of this size. 0 for the other methods.
+  size_t record_cap = 0;
+  // The spacing of the grid the values lie on (0 for the tree methods whose
+  // values are interpolated: the tree CDF, and AggTree without a step or
+  // buckets). Public: it depends on the bounds, step and buckets only.
+  double resolution = 0;
+};
+
+}  // namespace dpq
+
+#endif  // DPQ_CORE_REQUEST_H_

@@ -34,29 +34,35 @@ struct Segment {
   uint64_t mass = 0;  // the base measure's mass of [first, last]
 };
 
+// The runs holding a problem's ranks [lo, hi): [first, end).
+struct RunRange {
+  size_t first = 0;
+  size_t end = 0;
+};
+
+RunRange RunsOf(const QuantileProblem& p) {
+  if (p.count() == 0) return {};
+  return {p.runs.RunOfRank(p.lo), p.runs.RunOfRank(p.hi - 1) + 1};
+}
+
 // Walks the segments of a problem outward from one run of its records.
-// Upward segments start at `next_point` with runs [run, end) still ahead;
-// downward ones end at `next_point` with runs [begin, run) still ahead
-// (begin and end: the problem's first run and one past its last).
+// Upward segments start at `next_point` with runs [run, range.end) still
+// ahead; downward ones end at `next_point` with runs [range.first, run)
+// still ahead. Ranks are kept as it goes: one read of a run's end and
+// point per run.
 class SegmentWalker {
  public:
-  SegmentWalker(const QuantileProblem& problem, bool upward, size_t run,
-                int64_t next_point)
+  SegmentWalker(const QuantileProblem& problem, RunRange range, bool upward,
+                size_t run, int64_t next_point)
       : p_(problem),
+        range_(range),
         upward_(upward),
         run_(run),
         next_point_(next_point),
+        below_(p_.Local(p_.runs.before(run))),
         edge_(problem.measure.Prefix(upward ? next_point : next_point + 1)),
         end_(problem.measure.Prefix(upward ? problem.last_point + 1
-                                           : problem.first_point)) {
-    // The problem's runs: those holding any of the ranks [lo, hi).
-    if (p_.count() == 0) {
-      first_run_ = end_run_ = 0;
-    } else {
-      first_run_ = p_.runs.RunOfRank(p_.lo);
-      end_run_ = p_.runs.RunOfRank(p_.hi - 1) + 1;
-    }
-  }
+                                           : problem.first_point)) {}
 
   bool done() const {
     return upward_ ? next_point_ > p_.last_point : next_point_ < p_.first_point;
@@ -66,7 +72,7 @@ class SegmentWalker {
   uint64_t mass_left() const { return upward_ ? end_ - edge_ : edge_ - end_; }
   // The rank every remaining output is at least this far from: the rank of
   // the next gap, nearest to the target of all that remain.
-  uint64_t next_rank() const { return LocalBefore(run_); }
+  uint64_t next_rank() const { return below_; }
 
   // The next segment (possibly an empty gap of size 0, which has no mass).
   Segment Next() {
@@ -80,75 +86,70 @@ class SegmentWalker {
   }
 
  private:
-  // The problem's records in runs [first_run_, run), and in run `run`.
-  uint64_t LocalBefore(size_t run) const {
-    return p_.Local(p_.runs.before(run));
-  }
-  uint64_t LocalCount(size_t run) const {
-    return LocalBefore(run + 1) - LocalBefore(run);
-  }
-
   Segment Take() {
     Segment s;
     if (upward_) {
       // The gap up to the next run's point, then that point.
       const int64_t gap_end =
-          run_ < end_run_ ? p_.runs.point(run_) - 1 : p_.last_point;
+          run_ < range_.end ? p_.runs.point(run_) - 1 : p_.last_point;
       if (gap_ && next_point_ <= gap_end) {
         s.first = next_point_;
         s.last = gap_end;
-        s.below = LocalBefore(run_);
+        s.below = below_;
         next_point_ = gap_end + 1;
         gap_ = false;
         return s;
       }
       gap_ = true;
-      if (run_ >= end_run_) {  // nothing left: an empty final gap
+      if (run_ >= range_.end) {  // nothing left: an empty final gap
         next_point_ = p_.last_point + 1;
         s.first = 1;
         s.last = 0;
         return s;
       }
-      s.first = s.last = p_.runs.point(run_);
-      s.below = LocalBefore(run_);
-      s.records = LocalCount(run_);
+      s.first = s.last = gap_end + 1;
+      s.below = below_;
+      below_ = p_.Local(static_cast<uint64_t>(p_.runs.ends[run_]));
+      s.records = below_ - s.below;
       ++run_;
       next_point_ = s.first + 1;
       return s;
     }
     const int64_t gap_start =
-        run_ > first_run_ ? p_.runs.point(run_ - 1) + 1 : p_.first_point;
+        run_ > range_.first ? p_.runs.point(run_ - 1) + 1 : p_.first_point;
     if (gap_ && gap_start <= next_point_) {
       s.first = gap_start;
       s.last = next_point_;
-      s.below = LocalBefore(run_);
+      s.below = below_;
       next_point_ = gap_start - 1;
       gap_ = false;
       return s;
     }
     gap_ = true;
-    if (run_ <= first_run_) {
+    if (run_ <= range_.first) {
       next_point_ = p_.first_point - 1;
       s.first = 1;
       s.last = 0;
       return s;
     }
     --run_;
-    s.first = s.last = p_.runs.point(run_);
-    s.below = LocalBefore(run_);
-    s.records = LocalCount(run_);
+    s.first = s.last = gap_start - 1;
+    const uint64_t above = below_;
+    below_ = p_.Local(p_.runs.before(run_));
+    s.below = below_;
+    s.records = above - below_;
     next_point_ = s.first - 1;
     return s;
   }
 
   const QuantileProblem& p_;
+  RunRange range_;
   bool upward_;
   size_t run_;
   int64_t next_point_;
-  uint64_t edge_;  // Prefix at the walked side's edge
-  uint64_t end_;   // Prefix at the far end of the direction
-  size_t first_run_ = 0;
-  size_t end_run_ = 0;
+  uint64_t below_;   // the problem's records below the next gap
+  uint64_t edge_;    // Prefix at the walked side's edge
+  uint64_t end_;     // Prefix at the far end of the direction
   bool gap_ = true;  // the next segment is the gap (then the point after it)
 };
 
@@ -331,18 +332,19 @@ class OutputListing {
     const uint64_t n = p_.count();
     const uint64_t start = std::min<uint64_t>(n - 1, w_.target_rank());
     const size_t run = p_.runs.RunOfRank(p_.lo + start);
+    const RunRange range = RunsOf(p_);
     const int64_t point = p_.runs.point(run);
     Segment s;
     s.first = s.last = point;
     s.below = p_.Local(p_.runs.before(run));
-    s.records = p_.Local(p_.runs.before(run + 1)) - s.below;
+    s.records = p_.Local(static_cast<uint64_t>(p_.runs.ends[run])) - s.below;
     s.mass = p_.measure.Weight(point);
     // Room for a few thousand items before the first growth copies them.
-    top->items.reserve(
-        static_cast<size_t>(std::min<uint64_t>(2 * p_.runs.size + 8, 4096)));
+    top->items.reserve(static_cast<size_t>(
+        std::min<uint64_t>(2 * (range.end - range.first) + 8, 4096)));
     Emit(top, s, false);
-    SegmentWalker up(p_, true, run + 1, point + 1);
-    SegmentWalker down(p_, false, run, point - 1);
+    SegmentWalker up(p_, range, true, run + 1, point + 1);
+    SegmentWalker down(p_, range, false, run, point - 1);
     Walk(top, &up, false);
     Walk(top, &down, false);
     Finish(top, headroom_);
@@ -367,16 +369,24 @@ class OutputListing {
   }
 
  private:
-  // An item for ranks [low, high] (high = low but for the atom form's
-  // occupied points and pairs) of base mass `count`, times K if `scaled`.
-  void AddItem(Pool* pool, Item item) const {
+  // An item for ranks [low, low + span] of base mass `count` (times K if
+  // `scaled`), built in place: a release lists thousands.
+  void AddItem(Pool* pool, int64_t first, int64_t last, uint64_t low,
+               uint64_t span, uint64_t count, bool scaled, bool pair) const {
+    pool->items.emplace_back();
+    Item& item = pool->items.back();
+    item.first = first;
+    item.last = last;
+    item.low = low;
+    item.span = span;
+    item.count = count;
+    item.scaled = scaled;
+    item.pair = pair;
     // ExactWeight::ProposalExponent: ceil(log2 size) - floor(y).
-    const Exponent y =
-        item.pair ? w_.Pair(item) : w_.At(item.low, item.low + item.span);
-    item.proposal = w_.SizeBits(w_.BaseMass(item), DrawWeights::Scaled(item)) -
+    const Exponent y = pair ? w_.Pair(item) : w_.At(low, low + span);
+    item.proposal = w_.SizeBits(w_.BaseMass(item), scaled || pair) -
                     static_cast<int64_t>(y.whole);
     pool->Note(item.proposal);
-    pool->items.push_back(item);
   }
 
   // Sub-gap h of an occupied point (c records, `below` before it), if it
@@ -386,11 +396,8 @@ class OutputListing {
     const uint64_t k = w_.sub_points();
     const int64_t size = SubGapBound(c, k, h + 1) - SubGapBound(c, k, h);
     if (size <= 0) return;
-    Item item;
-    item.first = item.last = point;
-    item.low = below + h;
-    item.count = static_cast<uint64_t>(size) * weight;
-    AddItem(pool, item);
+    AddItem(pool, point, point, below + h, 0,
+            static_cast<uint64_t>(size) * weight, false, false);
   }
 
   void AddGroup(Pool* pool, Group group) const {
@@ -402,28 +409,20 @@ class OutputListing {
   // sub-gaps outward from the one nearest the target while they can matter
   // (unless `all`); the rest on each side becomes a group.
   void Emit(Pool* pool, const Segment& s, bool all) const {
-    Item item;
-    item.first = s.first;
-    item.last = s.last;
-    item.low = s.below;
-    item.count = s.mass;
-    if (s.records == 0) {
-      item.scaled = kSplit;
-      AddItem(pool, item);
+    if (s.records == 0) {  // a gap: each point K sub-points in the split form
+      AddItem(pool, s.first, s.last, s.below, 0, s.mass, kSplit, false);
       return;
     }
     if (!kSplit) {  // the atom-aware form: one output for all its ranks
-      item.span = s.records;
-      AddItem(pool, item);
+      AddItem(pool, s.first, s.first, s.below, s.records, s.mass, false, false);
       return;
     }
     const uint64_t c = s.records;
     const uint64_t k = w_.sub_points();
-    if (c == 1) {  // a pair: both sub-gaps in one item
-      item.span = 1;
-      item.pair = true;
-      item.count = static_cast<uint64_t>(SubGapBound(1, k, 1)) + 1;
-      AddItem(pool, item);
+    if (c == 1) {
+      // A pair: both sub-gaps in one item; its record's sub-point is
+      // SubGapBound(1, K, 1) = floor(K / 2), stored plus one.
+      AddItem(pool, s.first, s.first, s.below, 1, (k >> 1) + 1, false, true);
       return;
     }
     const uint64_t weight = s.mass;  // one point's
@@ -772,9 +771,8 @@ double PointLogProbability(const QuantileProblem& problem, double epsilon,
                        .Value();
   };
   // Every segment, bottom to top.
-  const size_t first_run =
-      problem.count() == 0 ? 0 : problem.runs.RunOfRank(problem.lo);
-  SegmentWalker walker(problem, true, first_run, problem.first_point);
+  const RunRange range = RunsOf(problem);
+  SegmentWalker walker(problem, range, true, range.first, problem.first_point);
   double normaliser = kNegativeInfinity;
   while (!walker.done()) {
     const Segment s = walker.Next();

@@ -322,11 +322,12 @@ TEST(HsJointExpTest, PrivacyRatioBoundedForEveryCoupledJitter) {
             std::sort(data->begin(), data->end());
             ConvertToPoints(data->data(), data->size(), grid);
           }
+          // (A structured binding cannot be captured in C++17.)
+          const std::vector<double>& qs = quantiles;
           for (double epsilon : {0.5, 2.0}) {
             auto sampler = [&](const std::vector<double>& cells) {
-              return JointSampler(
-                  cells.data(), cells.size(), steps,
-                  JointExpKernel(cells.size(), quantiles, epsilon));
+              return JointSampler(cells.data(), cells.size(), steps,
+                                  JointExpKernel(cells.size(), qs, epsilon));
             };
             const JointSampler a = sampler(small);
             const JointSampler b = sampler(large);

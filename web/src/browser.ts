@@ -1,6 +1,7 @@
 // Entry point for browsers and Web Workers: secure randomness from
 // crypto.getRandomValues.
-import { wrapModule, type DpQuantiles } from './api.js';
+import { wrapModule } from './api.js';
+import type { DpQuantiles } from './types.js';
 import { DpQuantilesError } from './errors.js';
 import createDpqModule from './generated/dpq_module.mjs';
 

@@ -29,11 +29,9 @@ export type {
   SessionBudget,
   SessionOptions,
   TreeCdfOptions,
-} from './api.js';
-export type {
   QuantileStream,
   StreamOptions,
   StreamQuantilesOptions,
   StreamQuantilesShape,
   StreamRelease,
-} from './stream.js';
+} from './types.js';

@@ -2,7 +2,8 @@
 // Node 18 does not expose as globalThis.crypto.
 import { webcrypto } from 'node:crypto';
 
-import { wrapModule, type DpQuantiles } from './api.js';
+import { wrapModule } from './api.js';
+import type { DpQuantiles } from './types.js';
 import createDpqModule from './generated/dpq_module.mjs';
 
 export * from './index.js';

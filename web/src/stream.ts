@@ -1,89 +1,13 @@
 /// <reference lib="esnext.disposable" preserve="true" />
-import type { DpqWasmModule, WasmReleaseResult, WasmSession, WasmStream } from './generated/dpq_module.mjs';
-import { DpQuantilesError, type DpQuantilesErrorCode } from './errors.js';
-import { privacyOf, type Budget, type NumericData, type PrivacySpent } from './api.js';
-
-/** Options of `createStream`. */
-export interface StreamOptions {
-  /** Public lower bound; values below it are clamped to it. */
-  lower: number;
-  /** Public upper bound; values above it are clamped to it. */
-  upper: number;
-  /**
-   * Rank accuracy of the sketch: every rank within alpha * n. Memory grows
-   * like (1 / alpha) log(alpha n). In (0, 0.5].
-   */
-  alpha: number;
-  /** Finest histogram bins kept for `'hist-gk'`; default 1024. */
-  bins?: number;
-}
-
-/** Options of one stream release. Exactly one of `epsilon` and `rho`. */
-export type StreamQuantilesOptions = StreamQuantilesShape & Budget;
-/** Options of a stream release besides the budget. */
-export interface StreamQuantilesShape {
-  quantiles: NumericData;
-  /** `'exp-gk'` (DPExpGK, the default) or `'hist-gk'` (DPHistGK). */
-  method?: 'exp-gk' | 'hist-gk';
-  /** hist-gk: bins, dividing the stream's bins; default the stream's. */
-  bins?: number;
-  /** Reproducible, NOT private: tests only. */
-  seed?: number;
-}
-
-/** A stream release with its privacy accounting. */
-export interface StreamRelease {
-  values: Float64Array;
-  method: 'exp-gk' | 'hist-gk';
-  privacy: PrivacySpent;
-  /** exp-gk: `'replace-one'` (n public); hist-gk: `'add-remove'`. */
-  neighbouring: 'add-remove' | 'replace-one';
-}
-
-/**
- * Values summarised in bounded memory by a Greenwald-Khanna sketch; only
- * private releases come out. The stream and `serialize()`'s bytes are raw
- * data: keep them with the data owner, like the data itself.
- */
-export interface QuantileStream {
-  /** Adds values; a chunk with a non-finite value adds nothing and throws. */
-  push(chunk: NumericData): void;
-  /**
-   * Adds everything `other` summarises: afterwards this stream answers for
-   * both streams' values with the same `alpha` (rank error alpha n at the
-   * merged n), and releases keep their guarantees. For sketches built in
-   * parallel, by Web Workers over parts of a file or by shards that sent
-   * their `serialize()` bytes (`dpq.loadStream`). `other` is unchanged.
-   * INVALID_OPTION unless both have the same lower, upper, alpha and bins.
-   */
-  merge(other: QuantileStream): void;
-  /** Values added so far (the data owner's view: not private). */
-  readonly count: number;
-  /** Bytes of WebAssembly memory the sketch holds. */
-  readonly memoryBytes: number;
-  /** One private value per quantile, in the order requested. */
-  quantiles(options: StreamQuantilesOptions): Float64Array;
-  /** Like `quantiles`, with the privacy spent. */
-  release(options: StreamQuantilesOptions): StreamRelease;
-  /** The sketch as bytes, for `dpq.loadStream` (raw data: keep it private). */
-  serialize(): Uint8Array;
-  /** Frees the sketch; later calls throw INVALID_STATE. Idempotent. */
-  dispose(): void;
-  /**
-   * The same as `dispose()`, for `using s = dpq.createStream(...)`. Present
-   * where the runtime defines Symbol.dispose (Node 20 and later; older
-   * runtimes need a polyfill of Symbol.dispose before this module loads).
-   */
-  [Symbol.dispose](): void;
-}
-
-function fail(code: DpQuantilesErrorCode, message: string): never {
-  throw new DpQuantilesError(code, message);
-}
-
-function check(result: WasmReleaseResult): void {
-  if (result.code !== 0) fail(result.codeName as DpQuantilesErrorCode, result.message);
-}
+// Streams through the WebAssembly module: a sketch in bounded memory, fed in
+// chunks, releasing privately. Types in types.ts.
+import type { DpqWasmModule, WasmSession, WasmStream } from './generated/dpq_module.mjs';
+import type {
+  StreamQuantilesOptions,
+  StreamRelease,
+  QuantileStream,
+} from './types.js';
+import { check, fail, privacyOf } from './validate.js';
 
 // Streams not disposed are freed when collected, so a forgotten dispose()
 // does not leak WebAssembly memory forever. Collection comes late, if at all

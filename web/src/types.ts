@@ -1,0 +1,534 @@
+/// <reference lib="esnext.disposable" preserve="true" />
+// The package's public types: what users write and what releases return.
+// No code: validation lives in validate.ts, the WebAssembly calls in api.ts
+// and stream.ts.
+
+/** Release methods; docs/algorithms/ has a page for each. */
+export type QuantileMethod =
+  | 'aq'
+  | 'jointexp'
+  | 'inverse-sensitivity'
+  | 'hs-jointexp'
+  | 'appindexp'
+  | 'aggtree'
+  | 'tree-cdf';
+
+/** Numbers the package reads: an array of numbers or a numeric typed array. */
+export type NumericData =
+  | readonly number[]
+  | Float64Array
+  | Float32Array
+  | Int8Array
+  | Uint8Array
+  | Uint8ClampedArray
+  | Int16Array
+  | Uint16Array
+  | Int32Array
+  | Uint32Array;
+
+/** A privacy budget: exactly one of `epsilon` and `rho`. */
+export type Budget =
+  | {
+      /** Pure epsilon-DP budget for the whole release. */
+      epsilon: number;
+      rho?: undefined;
+    }
+  | {
+      /** rho-zCDP budget for the whole release. */
+      rho: number;
+      epsilon?: undefined;
+    };
+
+/** Options every method takes, besides the budget. */
+export interface BaseQuantilesOptions {
+  /** Public lower bound. Values below it are clamped to it. */
+  lower: number;
+  /** Public upper bound. Values above it are clamped to it. */
+  upper: number;
+  /** Quantiles to release, each strictly inside (0, 1), in any order. */
+  quantiles: NumericData;
+  /**
+   * Makes the release reproducible. FOR TESTS ONLY: a seeded release is not
+   * private, since anyone who knows or guesses the seed can remove the noise.
+   * A non-negative safe integer.
+   */
+  seed?: number;
+  /**
+   * Also bracket each true sample quantile (docs/algorithms/intervals.md):
+   * with probability at least `confidence` (in (0, 1), e.g. 0.95) over the
+   * noise, the interval holds the data's own quantile. The intervals spend
+   * `intervalShare` of the budget (default 0.25); the values get the rest,
+   * and the release reports both. With `maxContributions`, the data is the
+   * values kept (at most k per person): the interval holds their quantile,
+   * not that of all rows.
+   */
+  confidence?: number;
+  /** The part of the budget the intervals spend, in (0, 1); default 0.25. */
+  intervalShare?: number;
+  /**
+   * What the intervals are for: `'sample'` (default), the quantile of these
+   * very values; or `'population'`, the quantile of the distribution they
+   * are an independent random sample of, so the intervals also cover
+   * sampling error. Population intervals are wider and spend a small part of
+   * their share on a noisy count (the number of values is private). Not with
+   * `maxContributions` above 1 (a person's values are not independent).
+   */
+  interval?: 'sample' | 'population';
+  /**
+   * Bucket the values first, as a database's GROUP BY would (docs/scale.md):
+   * `buckets` equal-width buckets over [lower, upper], each value replaced by
+   * its bucket's lower edge, and grid methods release bucket edges. Exactly
+   * what `releaseFromCounts` releases from those buckets' counts, bit for
+   * bit with the same seed. Not with `step` (the buckets are the grid).
+   */
+  buckets?: number;
+}
+
+/**
+ * Protecting a person rather than a row (docs/algorithms/per-person.md):
+ * give both. Each person keeps at most `maxContributions` of their values (a
+ * uniformly random subset, from the secure source), and the mechanism runs
+ * with the budget of that many values, so the guarantee is for adding or
+ * removing one person with all their values (`neighbouring:
+ * 'add-remove-user'`). Not for `inverse-sensitivity`.
+ */
+export interface PerPersonOptions {
+  /** The person of each value: parallel to the data, numbers or strings. */
+  users?: ArrayLike<number | string>;
+  /** k >= 1: the most values any one person keeps. Public. */
+  maxContributions?: number;
+}
+
+/**
+ * The default (`method` left out, or `'auto'`): picks `'aq'` or `'aggtree'`
+ * from public parameters only, never from the data. AggTree on the grid
+ * when a `step` grid, or the `buckets`' (counts' too), has P <= 2^21 points
+ * and there are m >= max(5, P / 24) distinct quantiles with `epsilon`
+ * (P <= 128 and m >= 40 with `rho`); AQ otherwise. The release's `method` says which ran. Measured in
+ * docs/experiments: a tree over few grid points counts atoms exactly and
+ * its error does not grow with m; AQ is far better for few quantiles, on
+ * fine grids and under zCDP.
+ */
+export interface AutoOptions extends BaseQuantilesOptions {
+  method?: 'auto';
+  /** Public output resolution, as for `aq`. */
+  step?: number;
+}
+/** ApproximateQuantiles: many quantiles, error growing with log m. */
+export interface AqOptions extends BaseQuantilesOptions {
+  method?: 'aq';
+  /**
+   * Public output resolution: released values are `lower + k * step` (the
+   * last grid point is `upper`). With integer data and `step: 1` every value
+   * is an integer and an atom (say half the values at 40) is released as
+   * exactly 40. Default: the finest grid doubles resolve over the bounds.
+   */
+  step?: number;
+}
+/** JointExp: one exponential mechanism over all m-tuples. */
+export interface JointExpOptions extends BaseQuantilesOptions {
+  method: 'jointexp';
+  /** Public output resolution, as for `aq`. */
+  step?: number;
+  /**
+   * The most values the mechanism reads, public (default: the largest its
+   * tables and certified rounding allow for these quantiles, grid and
+   * budget; the release reports it as `recordCap`). Data with more values is
+   * read through a uniformly random subset of this many: never refused,
+   * since a refusal would tell whether the data has more (docs/refusals.md).
+   */
+  maxRecords?: number;
+}
+/** Inverse sensitivity: JointExp's cousin; replace-one neighbours, n public. */
+export interface InverseSensitivityOptions extends BaseQuantilesOptions {
+  method: 'inverse-sensitivity';
+  /** Public output resolution, as for `aq`. */
+  step?: number;
+  /**
+   * The most values the mechanism reads, public (default: the largest its
+   * tables and certified rounding allow for these quantiles, grid and
+   * budget; the release reports it as `recordCap`). Data with more values is
+   * read through a uniformly random subset of this many: never refused,
+   * since a refusal would tell whether the data has more (docs/refusals.md).
+   */
+  maxRecords?: number;
+}
+/** HSJointExp: JointExp on jittered data, for data with atoms. */
+export interface HsJointExpOptions extends BaseQuantilesOptions {
+  method: 'hs-jointexp';
+  /** Jitter distribution; `'uniform'` by default. */
+  jitter?: 'uniform' | 'gaussian';
+  /** Jitter standard deviation, public; default 2^-20 (upper - lower). */
+  scale?: number;
+  /** Public output resolution, as for `aq`. */
+  step?: number;
+  /**
+   * The most values the mechanism reads, public (default: the largest its
+   * tables and certified rounding allow for these quantiles, grid and
+   * budget; the release reports it as `recordCap`). Data with more values is
+   * read through a uniformly random subset of this many: never refused,
+   * since a refusal would tell whether the data has more (docs/refusals.md).
+   */
+  maxRecords?: number;
+}
+/** AppIndExp: m independent exponential mechanisms. */
+export interface AppIndExpOptions extends BaseQuantilesOptions {
+  method: 'appindexp';
+  /** With `epsilon`: (epsilon, delta)-DP by optimal composition. */
+  delta?: number;
+  /** Public output resolution, as for `aq`. */
+  step?: number;
+}
+/** AggTree: a b-ary tree of noisy counts. */
+export interface AggTreeOptions extends BaseQuantilesOptions {
+  method: 'aggtree';
+  /** Children per node, 2..1024; default 16. */
+  branching?: number;
+  /** Levels below the root, 1..24; default 4 (16^4 leaves). */
+  height?: number;
+  /**
+   * `'honaker'` (default): consistent least-squares counts (the AQ paper's
+   * AggTree). `'none'`: raw noisy counts, noise drawn only where the descent
+   * looks (much faster).
+   */
+  aggregation?: 'honaker' | 'none';
+  /**
+   * Public output resolution, as for `aq`: one leaf per grid point (at most
+   * 2^21), and the release is the point the descent ends in, so an atom is
+   * released as itself. `branching` and `height` then default to the
+   * smallest tree over the points (fewest levels with branching up to 16).
+   */
+  step?: number;
+}
+/** Binary-tree CDF made monotone by isotonic regression. */
+export interface TreeCdfOptions extends BaseQuantilesOptions {
+  method: 'tree-cdf';
+  /** Equal cells of [lower, upper], a power of two up to 2^21; default 1024. */
+  cells?: number;
+  /** Budget across tree levels; `'uniform'` by default. */
+  budget?: 'uniform' | 'min-variance';
+}
+
+/**
+ * Options of one release; `method` selects the mechanism and its options,
+ * and exactly one of `epsilon` and `rho` sets the budget.
+ */
+export type QuantilesOptions = (
+  | (AutoOptions & PerPersonOptions)
+  | (AqOptions & PerPersonOptions)
+  | (JointExpOptions & PerPersonOptions)
+  | InverseSensitivityOptions
+  | (HsJointExpOptions & PerPersonOptions)
+  | (AppIndExpOptions & PerPersonOptions)
+  | (AggTreeOptions & PerPersonOptions)
+  | (TreeCdfOptions & PerPersonOptions)
+) &
+  Budget;
+
+/**
+ * Options of `releaseFromCounts`: those of `release` except the ones that
+ * need the rows (`users`, `maxContributions`) or set another grid (`step`,
+ * `buckets`: the number of counts is the number of buckets).
+ */
+export type CountsOptions = QuantilesOptions extends infer O
+  ? O extends unknown
+    ? Omit<O, 'users' | 'maxContributions' | 'buckets' | 'step'>
+    : never
+  : never;
+
+/**
+ * Bucket counts: `counts[i]` rows in bucket i of `counts.length` equal-width
+ * buckets over [lower, upper]. Numbers, or bigints as SQL engines return
+ * counts; each a whole number >= 0.
+ */
+export type CountsData = ArrayLike<number | bigint>;
+
+/** Options of `sanitize`. Exactly one of `epsilon` and `rho`. */
+export type SanitizeOptions = SanitizeShape & PerPersonOptions & Budget;
+/** Options of `sanitize` besides the budget. */
+export interface SanitizeShape {
+  lower: number;
+  upper: number;
+  /** Sample size, published with the sample; default 1000. */
+  size?: number;
+  /** Public output resolution, as for `aq`: sample values are lower + k step. */
+  step?: number;
+  /** Reproducible, NOT private: tests only. */
+  seed?: number;
+}
+
+/** Options of `bounds`: exactly one of `epsilon` and `rho`. */
+export interface BoundsOptions extends PerPersonOptions {
+  epsilon?: number;
+  rho?: number;
+  /** Reproducible, NOT private: tests only. */
+  seed?: number;
+}
+
+/**
+ * Private bounds (docs/algorithms/bounds.md): a range holding most of the
+ * data, from a noisy histogram on a signed powers-of-two scale. Use them as
+ * `lower` and `upper` of a release; the budget they spent adds to it.
+ */
+export interface BoundsRelease {
+  lower: number;
+  upper: number;
+  /** The noisy count a bin had to reach to count as occupied. */
+  threshold: number;
+  privacy: PrivacySpent;
+  /** `'add-remove-user'` with `users` and `maxContributions`. */
+  neighbouring: 'add-remove' | 'add-remove-user';
+  /** Per-person bounds: the most values a person kept (k). */
+  maxContributions?: number;
+}
+
+/**
+ * What a release spent, for the caller's privacy accounting. A seeded
+ * release (tests only) reports `{ kind: 'none', reason: 'seeded' }`: anyone
+ * who knows the seed can remove its noise, so it protects nobody.
+ */
+export type PrivacySpent =
+  | { kind: 'pure'; epsilon: number }
+  | { kind: 'approx'; epsilon: number; delta: number }
+  | { kind: 'zcdp'; rho: number }
+  | { kind: 'none'; reason: 'seeded' };
+
+/** The privacy a WASM result reports. Internal. */
+
+/** Confidence intervals of a release (see `confidence`). */
+export interface ConfidenceIntervals {
+  low: Float64Array;
+  high: Float64Array;
+  confidence: number;
+  /** What they hold: the sample's quantiles or the population's. */
+  kind: 'sample' | 'population';
+  /** What the intervals spent: part of the release's `privacy`. */
+  privacy: PrivacySpent;
+}
+
+/** A release with its privacy accounting. */
+export interface QuantilesRelease {
+  /** One private value per requested quantile, in the order requested. */
+  values: Float64Array;
+  method: QuantileMethod | 'sanitize';
+  /** The budget this release spent (all of the budget given). */
+  privacy: PrivacySpent;
+  /**
+   * Who the guarantee protects: `'add-remove'` (one value added or removed),
+   * `'replace-one'` (one value replaced; the number of values is public) or
+   * `'add-remove-user'` (one person added or removed with all their values;
+   * see `maxContributions`).
+   */
+  neighbouring: 'add-remove' | 'replace-one' | 'add-remove-user';
+  /** Per-person releases: the most values a person kept (k). */
+  maxContributions?: number;
+  /**
+   * With `confidence`: `[low[i], high[i]]` holds the true sample quantile of
+   * `quantiles[i]` (or the population's, see `interval`) with probability at
+   * least `confidence`, and holds
+   * `values[i]`. `privacy` is the part of the release's budget they spent.
+   */
+  intervals?: ConfidenceIntervals;
+  /** AQ: recursion levels the budget was split over (0 otherwise). */
+  levels: number;
+  /**
+   * Epsilon each exponential mechanism ran with (0 for the tree methods).
+   * AQ under `epsilon`: its root's, the smallest (nodes over subtrees a level
+   * short of the rest get more; docs/algorithms/aq.md).
+   */
+  mechanismEpsilon: number;
+  /**
+   * The spacing of the public grid the values lie on: the `step`, the
+   * buckets' width, or the default grid's power of ten (e.g. 0.001 for
+   * bounds [-20, 120]); 0 for `tree-cdf`, and for `aggtree` without a step
+   * or buckets, whose values are interpolated.
+   */
+  resolution: number;
+  /**
+   * The joint methods (`jointexp`, `hs-jointexp`, `inverse-sensitivity`):
+   * the most values the mechanism read, from public parameters only; data
+   * with more was read through a uniformly random subset of this many.
+   */
+  recordCap?: number;
+}
+
+/**
+ * A session's total budget: pure `epsilon`, `epsilon` with `delta`, or
+ * `rho` (zCDP). What releases spend is composed against it (see
+ * docs/sessions.md).
+ */
+export type SessionBudget =
+  | { epsilon: number; delta?: number; rho?: undefined }
+  | { rho: number; epsilon?: undefined; delta?: undefined };
+
+/** Options of `dpq.session`. */
+export type SessionOptions = SessionBudget & {
+  /**
+   * Who the session's guarantee protects. `'add-remove'` (default): adding
+   * or removing one record; replace-one methods (inverse sensitivity,
+   * DPExpGK) are refused; per-person releases count once (twice with
+   * `maxContributions: 1`). `'replace-one'`: replacing one record; every
+   * per-record method fits, add-remove releases counting twice over.
+   * `'add-remove-user'`: adding or removing one person; only per-person
+   * releases (`users`, `maxContributions`) fit.
+   */
+  neighbouring?: 'add-remove' | 'replace-one' | 'add-remove-user';
+};
+
+/**
+ * A privacy budget across releases. Each release checks that it fits before
+ * reading any data (else `BUDGET_EXCEEDED`) and is charged when it succeeds;
+ * a failed call spends nothing.
+ */
+export interface PrivacySession {
+  quantiles(data: NumericData, options: QuantilesOptions): Float64Array;
+  release(data: NumericData, options: QuantilesOptions): QuantilesRelease;
+  quantilesFromCounts(counts: CountsData, options: CountsOptions): Float64Array;
+  releaseFromCounts(counts: CountsData, options: CountsOptions): QuantilesRelease;
+  sanitize(data: NumericData, options: SanitizeOptions): Float64Array;
+  /** Private bounds, spent from this session. */
+  bounds(data: NumericData, options: BoundsOptions): BoundsRelease;
+  /** A stream's release, spent from this session. */
+  releaseStream(stream: QuantileStream, options: StreamQuantilesOptions): StreamRelease;
+  /** The total budget. */
+  readonly total: SessionBudget;
+  /** What the releases so far spend together: composed exactly as the decimals written (docs/sessions.md). */
+  readonly spent: SessionBudget;
+  /** Total minus spent, per part: a guide; whether a release fits is decided by composition. */
+  readonly remaining: SessionBudget;
+  /** Successful releases charged so far. */
+  readonly releases: number;
+  readonly neighbouring: 'add-remove' | 'replace-one' | 'add-remove-user';
+  /** Frees the session's WebAssembly memory; later calls throw INVALID_STATE. */
+  dispose(): void;
+  [Symbol.dispose](): void;
+}
+
+/** The loaded library. Create it with `loadDpQuantiles()`. */
+export interface DpQuantiles {
+  /**
+   * Releases one differentially private value per requested quantile, in the
+   * order requested: inside [lower, upper], non-decreasing along increasing
+   * quantiles. Throws `DpQuantilesError` on invalid input.
+   */
+  quantiles(data: NumericData, options: QuantilesOptions): Float64Array;
+  /** Like `quantiles`, and also reports the privacy spent. */
+  release(data: NumericData, options: QuantilesOptions): QuantilesRelease;
+  /**
+   * The counts path (docs/scale.md): private quantiles from bucket counts
+   * that any database computes with one GROUP BY, so no row has to reach
+   * this library. `counts[i]` is the number of rows in bucket i of
+   * `counts.length` equal-width buckets over [lower, upper] (rows below
+   * lower counted in bucket 0, above upper in the last). Grid methods
+   * release bucket lower edges. The same values, bit for bit, as
+   * `release(rows, { ...options, buckets: counts.length })` with the same
+   * seed; the same guarantees. The counts are as sensitive as the rows.
+   * Throws `INVALID_COUNTS` for a count that is not a whole number >= 0.
+   */
+  releaseFromCounts(counts: CountsData, options: CountsOptions): QuantilesRelease;
+  /** Like `releaseFromCounts`, the values only. */
+  quantilesFromCounts(counts: CountsData, options: CountsOptions): Float64Array;
+  /**
+   * A private synthetic sample (sorted) whose empirical quantiles track the
+   * data's: AQ at `size` evenly spaced quantiles (AQ paper, Corollary 3.6).
+   */
+  sanitize(data: NumericData, options: SanitizeOptions): Float64Array;
+  /**
+   * Private bounds for data whose range you do not know: `{ lower, upper }`
+   * holding most of the data (ε-DP or ρ-zCDP, add/remove one value), never
+   * read from the data's minimum or maximum. Throws `NOT_ENOUGH_DATA` when
+   * too few values clear the noise for this budget.
+   */
+  bounds(data: NumericData, options: BoundsOptions): BoundsRelease;
+  /**
+   * A stream of values summarised in bounded memory (a Greenwald-Khanna
+   * sketch), for data too large to hold; releases with DPExpGK or DPHistGK.
+   */
+  createStream(options: StreamOptions): QuantileStream;
+  /** A stream from `QuantileStream.serialize()` bytes; CORRUPT_DATA if not. */
+  loadStream(bytes: Uint8Array): QuantileStream;
+  /**
+   * A privacy session: releases made through it spend from one total
+   * budget, and one that would overspend throws `BUDGET_EXCEEDED` before
+   * touching the data.
+   */
+  session(options: SessionOptions): PrivacySession;
+  /** The method names this build supports. */
+  readonly methods: readonly QuantileMethod[];
+  /** Current size of the WebAssembly heap in bytes (diagnostics). */
+  heapBytes(): number;
+}
+
+/** Options of `createStream`. */
+export interface StreamOptions {
+  /** Public lower bound; values below it are clamped to it. */
+  lower: number;
+  /** Public upper bound; values above it are clamped to it. */
+  upper: number;
+  /**
+   * Rank accuracy of the sketch: every rank within alpha * n. Memory grows
+   * like (1 / alpha) log(alpha n). In (0, 0.5].
+   */
+  alpha: number;
+  /** Finest histogram bins kept for `'hist-gk'`; default 1024. */
+  bins?: number;
+}
+
+/** Options of one stream release. Exactly one of `epsilon` and `rho`. */
+export type StreamQuantilesOptions = StreamQuantilesShape & Budget;
+/** Options of a stream release besides the budget. */
+export interface StreamQuantilesShape {
+  quantiles: NumericData;
+  /** `'exp-gk'` (DPExpGK, the default) or `'hist-gk'` (DPHistGK). */
+  method?: 'exp-gk' | 'hist-gk';
+  /** hist-gk: bins, dividing the stream's bins; default the stream's. */
+  bins?: number;
+  /** Reproducible, NOT private: tests only. */
+  seed?: number;
+}
+
+/** A stream release with its privacy accounting. */
+export interface StreamRelease {
+  values: Float64Array;
+  method: 'exp-gk' | 'hist-gk';
+  privacy: PrivacySpent;
+  /** exp-gk: `'replace-one'` (n public); hist-gk: `'add-remove'`. */
+  neighbouring: 'add-remove' | 'replace-one';
+}
+
+/**
+ * Values summarised in bounded memory by a Greenwald-Khanna sketch; only
+ * private releases come out. The stream and `serialize()`'s bytes are raw
+ * data: keep them with the data owner, like the data itself.
+ */
+export interface QuantileStream {
+  /** Adds values; a chunk with a non-finite value adds nothing and throws. */
+  push(chunk: NumericData): void;
+  /**
+   * Adds everything `other` summarises: afterwards this stream answers for
+   * both streams' values with the same `alpha` (rank error alpha n at the
+   * merged n), and releases keep their guarantees. For sketches built in
+   * parallel, by Web Workers over parts of a file or by shards that sent
+   * their `serialize()` bytes (`dpq.loadStream`). `other` is unchanged.
+   * INVALID_OPTION unless both have the same lower, upper, alpha and bins.
+   */
+  merge(other: QuantileStream): void;
+  /** Values added so far (the data owner's view: not private). */
+  readonly count: number;
+  /** Bytes of WebAssembly memory the sketch holds. */
+  readonly memoryBytes: number;
+  /** One private value per quantile, in the order requested. */
+  quantiles(options: StreamQuantilesOptions): Float64Array;
+  /** Like `quantiles`, with the privacy spent. */
+  release(options: StreamQuantilesOptions): StreamRelease;
+  /** The sketch as bytes, for `dpq.loadStream` (raw data: keep it private). */
+  serialize(): Uint8Array;
+  /** Frees the sketch; later calls throw INVALID_STATE. Idempotent. */
+  dispose(): void;
+  /**
+   * The same as `dispose()`, for `using s = dpq.createStream(...)`. Present
+   * where the runtime defines Symbol.dispose (Node 20 and later; older
+   * runtimes need a polyfill of Symbol.dispose before this module loads).
+   */
+  [Symbol.dispose](): void;
+}

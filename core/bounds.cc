@@ -158,8 +158,12 @@ StatusOr<BoundsEstimate> EstimateBoundsFor(
                       " values: too few values for this budget to estimate "
                       "bounds (the budget is spent all the same)");
   }
-  out.lower = BoundsBinLower(low);
-  out.upper = BoundsBinUpper(high);
+  // The zero bin's edges, +-2^-50, are read as 0 where it is the lowest
+  // (or, with negative bins below it, the highest) occupied bin: a lower
+  // bound of -8.9e-16 for non-negative data looks wrong and clamps nothing
+  // that matters. Post-processing of the noisy counts.
+  out.lower = low == kPerSign ? 0 : BoundsBinLower(low);
+  out.upper = high == kPerSign && low < kPerSign ? 0 : BoundsBinUpper(high);
   return out;
 }
 

@@ -361,6 +361,23 @@ std::string Decimal::ToString(int max_digits) const {
   return text + "e" + (e >= 0 ? "+" : "-") + std::to_string(e < 0 ? -e : e);
 }
 
+std::optional<int64_t> Decimal::ScaledTo(int64_t places) const {
+  constexpr int64_t kMost = int64_t{1} << 62;
+  const int64_t shift = exponent_ + places;
+  if (IsZero()) return 0;
+  if (shift < 0 || shift > 18) return std::nullopt;
+  int64_t value = 0;
+  for (size_t i = limbs_.size(); i-- > 0;) {
+    if (value > (kMost - limbs_[i]) / kBase) return std::nullopt;
+    value = value * kBase + limbs_[i];
+  }
+  for (int64_t i = 0; i < shift; ++i) {
+    if (value > kMost / 10) return std::nullopt;
+    value *= 10;
+  }
+  return value;
+}
+
 double Decimal::Nearest() const {
   if (IsZero()) return 0;
   return std::strtod(ToString().c_str(), nullptr);

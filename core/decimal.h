@@ -54,6 +54,11 @@ class Decimal {
   // significant digits.
   double Nearest() const;
 
+  // Digits after the decimal point (0 for a whole number).
+  int64_t places() const { return exponent_ < 0 ? -exponent_ : 0; }
+  // This decimal times 10^places, if that is a whole number below 2^62.
+  std::optional<int64_t> ScaledTo(int64_t places) const;
+
   // As JavaScript prints numbers: "1", "0.3", "1e-7", "1.5e+21". With
   // max_digits > 0, a value of more significant digits is rounded up to
   // max_digits (a bound from above, for messages about overspending).

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/decimal.h"
+
 namespace dpq {
 OutputGrid OutputGrid::ForBounds(double lower, double upper) {
   const double range = upper - lower;
@@ -99,8 +101,30 @@ StatusOr<OutputGrid> OutputGrid::WithStep(double lower, double upper,
             std::to_string(finest) + " apart there, so step must be at least " +
             FormatNumber((upper - lower) / static_cast<double>(finest)));
   }
-  return OutputGrid(lower, upper,
-                    std::max<int64_t>(1, static_cast<int64_t>(steps)), step);
+  OutputGrid grid(lower, upper,
+                  std::max<int64_t>(1, static_cast<int64_t>(steps)), step);
+  // Its points are lower + k step as the decimals say: with lower and step
+  // read as the decimals they print as, (L + k S) / 10^d for whole L and S,
+  // each the double nearest its decimal (one correctly rounded division), so
+  // step 0.1 gives 2.9, not lower + 29 x fl(0.1) = 2.9000000000000004. While
+  // every L + k S stays below 2^53 (else the sum in doubles, as before).
+  const Decimal low = Decimal::Written(std::fabs(lower));
+  const Decimal width = Decimal::Written(step);
+  const int64_t places = std::max(low.places(), width.places());
+  if (places <= 22) {
+    const std::optional<int64_t> l = low.ScaledTo(places);
+    const std::optional<int64_t> s = width.ScaledTo(places);
+    constexpr int64_t kExact = int64_t{1} << 53;
+    if (l.has_value() && s.has_value() && *s > 0 && *l < kExact &&
+        *s <= (kExact - *l) / grid.steps_) {
+      double power = 1;
+      for (int64_t i = 0; i < places; ++i) power *= 10;
+      grid.divisor_ = power;
+      grid.first_multiple_ = lower < 0 ? -*l : *l;
+      grid.stride_ = *s;
+    }
+  }
+  return grid;
 }
 
 StatusOr<OutputGrid> BucketGrid(double lower, double upper, double buckets) {
@@ -241,7 +265,7 @@ double OutputGrid::ValueAt(int64_t j) const {
   if (j >= steps_) return upper_;
   double value;
   if (divisor_ > 0 || multiplier_ > 0) {
-    value = Multiple(first_multiple_ + j);
+    value = Multiple(first_multiple_ + j * stride_);
   } else if (step_ > 0) {
     value = lower_ + static_cast<double>(j) * step_;
   } else {

@@ -114,10 +114,12 @@ class OutputGrid {
   int64_t steps_;
   double step_;
   double cells_per_unit_;  // only for FloorPoint's first estimate
-  // Decimal grids: point j in (0, steps) is Multiple(first_multiple_ + j),
-  // 10^e = 1 / divisor_ (e < 0) or multiplier_ (e >= 0). divisor_ and
-  // multiplier_ 0 otherwise.
+  // Decimal grids: point j in (0, steps) is
+  // Multiple(first_multiple_ + j stride_), 10^e = 1 / divisor_ (e < 0) or
+  // multiplier_ (e >= 0); the default grid's stride is 1, a step grid's the
+  // step in units of 10^e. divisor_ and multiplier_ 0 otherwise.
   int64_t first_multiple_ = 0;
+  int64_t stride_ = 1;
   double divisor_ = 0;
   double multiplier_ = 0;
 };

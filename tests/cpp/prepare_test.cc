@@ -4,12 +4,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "core/decimal.h"
 #include "core/random.h"
 
 namespace dpq {
@@ -320,6 +323,54 @@ TEST(SortToPointsTest, IsSortingThenMappingExactly) {
       // Input sorted already (as counts arrive): the same again.
       SortToPoints(sorted.data(), n, grid);
       ASSERT_EQ(sorted, expected) << "sorted, steps " << grid.steps();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dpq
+
+namespace dpq {
+namespace {
+
+// Step grids' points are the doubles nearest lower + k step in decimal, so
+// they print as what they are: 2.9 with step 0.1, not 2.9000000000000004.
+TEST(OutputGridTest, StepGridPointsAreTheirDecimals) {
+  const OutputGrid tenths = OutputGrid::WithStep(0, 10, 0.1).value();
+  EXPECT_EQ(tenths.ValueAt(29), 2.9);
+  EXPECT_EQ(tenths.ValueAt(48), 4.8);
+  EXPECT_EQ(tenths.ValueAt(51), 5.1);
+  const OutputGrid cents = OutputGrid::WithStep(-3, 7, 0.01).value();
+  EXPECT_EQ(cents.ValueAt(318), 0.18);
+  EXPECT_EQ(cents.ValueAt(300), 0);
+  EXPECT_EQ(cents.ValueAt(1), -2.99);
+  // Every point of a few grids: the decimal lower + k step, read back.
+  for (const auto& [lower, upper, step] :
+       std::vector<std::tuple<double, double, double>>{{0, 10, 0.1},
+                                                       {-3, 7, 0.01},
+                                                       {-20, 120, 0.5},
+                                                       {1.5, 2.5, 0.001},
+                                                       {-0.3, 0.3, 0.03}}) {
+    const OutputGrid grid = OutputGrid::WithStep(lower, upper, step).value();
+    const Decimal low = Decimal::Written(std::fabs(lower));
+    const Decimal width = Decimal::Written(step);
+    for (int64_t k = 0; k < grid.steps(); ++k) {
+      const Decimal moved = width.TimesInteger(static_cast<uint32_t>(k));
+      // lower + k step, signed, as a decimal string.
+      std::string text;
+      if (lower >= 0) {
+        text = low.Plus(moved).ToString();
+      } else if (low <= moved) {
+        text = moved.Minus(low).ToString();
+      } else {
+        text = "-" + low.Minus(moved).ToString();
+      }
+      ASSERT_EQ(grid.ValueAt(k), std::strtod(text.c_str(), nullptr))
+          << lower << " " << step << " " << k;
+    }
+    // And the grid still maps each point to itself.
+    for (int64_t k = 0; k <= grid.steps(); ++k) {
+      ASSERT_EQ(grid.PointOf(grid.ValueAt(k)), k);
     }
   }
 }

@@ -224,6 +224,49 @@ describe('method options', () => {
   });
 });
 
+describe('values a person reads', () => {
+  // A value on a step grid is the double nearest lower + k step in decimal,
+  // so it prints as the grid's decimal: 2.9, never 2.9000000000000004.
+  const decimals = (value: number) => (String(value).split('.')[1] ?? '').length;
+  it('print as the step grid\'s decimals, for every method on the grid, with intervals', () => {
+    for (const [lower, upper, step, places] of [
+      [0, 10, 0.1, 1],
+      [-3, 7, 0.01, 2],
+    ] as const) {
+      const values = Array.from(lcgData(400, 9), (x) => lower + Math.round((x / 100) * (upper - lower) * 10) / 10);
+      const quantiles = [0.1, 0.27, 0.5, 0.73, 0.9];
+      for (const method of ['auto', 'aq', 'appindexp', 'jointexp', 'inverse-sensitivity', 'hs-jointexp', 'aggtree'] as const) {
+        for (const confidence of [undefined, 0.9]) {
+          const release = dpq.release(values, {
+            lower,
+            upper,
+            quantiles,
+            epsilon: 1,
+            method,
+            step,
+            ...(confidence === undefined ? {} : { confidence }),
+          } as never);
+          const printed = [...release.values, ...(release.intervals ? [...release.intervals.low, ...release.intervals.high] : [])];
+          for (const v of printed) expect(decimals(v), `${method} step ${step}: ${v}`).toBeLessThanOrEqual(places);
+        }
+      }
+      // Sanitize's sample too.
+      for (const v of dpq.sanitize(values, { lower, upper, epsilon: 1, step, size: 50 })) {
+        expect(decimals(v), `sanitize ${v}`).toBeLessThanOrEqual(places);
+      }
+    }
+  });
+
+  it('bounds of non-negative data start at 0, not at -8.9e-16', () => {
+    const zeros = [...Array(300).fill(0), ...Array.from(lcgData(300, 4))];
+    for (let seed = 1; seed <= 5; seed++) {
+      const b = dpq.bounds(zeros, { epsilon: 1, seed });
+      expect(b.lower).toBe(0);
+      expect(b.upper).toBeGreaterThan(64);
+    }
+  });
+});
+
 describe('sanitize', () => {
   it('releases a sorted synthetic sample that tracks the data', () => {
     const values = lcgData(5000, 3);

@@ -24,17 +24,21 @@ size_t Runs::RunOfRank(uint64_t rank) const {
 }
 
 size_t RunLengthEncode(double* sorted_points, size_t n, double* ends) {
+  if (n == 0) return 0;
+  // Without a branch per record (runs end at random places, so a branch
+  // would mispredict): every record writes its run's slot, and the slot
+  // advances where the next record differs. The slot never passes i, so
+  // the record after i is still unread when it is compared.
   size_t runs = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (runs > 0 && sorted_points[runs - 1] == sorted_points[i]) {
-      ends[runs - 1] += 1;
-      continue;
-    }
-    sorted_points[runs] = sorted_points[i];
-    ends[runs] = runs == 0 ? 1 : ends[runs - 1] + 1;
-    ++runs;
+  for (size_t i = 0; i + 1 < n; ++i) {
+    const double point = sorted_points[i];
+    sorted_points[runs] = point;
+    ends[runs] = static_cast<double>(i + 1);
+    runs += sorted_points[i + 1] != point ? 1 : 0;
   }
-  return runs;
+  sorted_points[runs] = sorted_points[n - 1];
+  ends[runs] = static_cast<double>(n);
+  return runs + 1;
 }
 
 Status SampleRunPoints(const Runs& runs, uint64_t keep, RandomSource& rng,
@@ -98,22 +102,25 @@ bool RunsStore::Allocate(size_t size) {
 
 StatusOr<RunsStore> RunsStore::FromCounts(const double* counts,
                                           size_t buckets) {
-  size_t occupied = 0;
-  for (size_t i = 0; i < buckets; ++i) occupied += counts[i] > 0 ? 1 : 0;
   RunsStore store;
-  if (!store.Allocate(occupied)) {
+  if (!store.Allocate(buckets)) {
     return Status(StatusCode::kTooLarge,
                   "no memory for the occupied buckets' runs");
   }
-  // Exact: every partial sum is a whole number at most the validated total.
+  // One pass without a branch per bucket: every bucket writes the next
+  // slot, which advances past the occupied ones only. Exact: every partial
+  // sum is a whole number at most the validated total.
   double total = 0;
   size_t k = 0;
+  double* points = store.points_.get();
+  double* ends = store.ends_.get();
   for (size_t i = 0; i < buckets; ++i) {
-    if (!(counts[i] > 0)) continue;
     total += counts[i];
-    store.points_[k] = static_cast<double>(i);
-    store.ends_[k++] = total;
+    points[k] = static_cast<double>(i);
+    ends[k] = total;
+    k += counts[i] > 0 ? 1 : 0;
   }
+  store.size_ = k;
   return store;
 }
 

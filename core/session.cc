@@ -307,6 +307,7 @@ Status PrivacySession::Charge(const PrivacyBudget& cost, Neighbouring release,
   if (!status.ok()) return status;
   totals_ = With(cost, release, max_contributions).value();
   ++releases_;
+  charges_.push_back({cost, release, max_contributions});
   return Status::Ok();
 }
 

@@ -49,6 +49,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/decimal.h"
 #include "core/privacy.h"
@@ -72,6 +73,14 @@ const char* NeighbouringName(Neighbouring neighbouring);
 // the tests; 0 when the common bound was).
 double ZcdpToApproxEpsilon(double rho, double delta,
                            double* alpha_used = nullptr);
+
+// One charge of a session's ledger: what a release cost under its own
+// neighbouring relation (k for a per-person release), as given.
+struct SessionCharge {
+  PrivacyBudget cost;
+  Neighbouring release = Neighbouring::kAddRemove;
+  int64_t max_contributions = 0;
+};
 
 class PrivacySession {
  public:
@@ -100,6 +109,9 @@ class PrivacySession {
   // release fits is Check's answer (composition is not subtraction).
   PrivacyBudget Remaining() const;
   int releases() const { return releases_; }
+  // Every charge so far, in order: the ledger a caller saves, and replays
+  // through Charge to restore it (the totals follow from them).
+  const std::vector<SessionCharge>& charges() const { return charges_; }
 
  private:
   // The ledger: exact sums of the decimals the releases were given.
@@ -132,6 +144,7 @@ class PrivacySession {
   Neighbouring neighbouring_;
   Totals totals_;
   int releases_ = 0;
+  std::vector<SessionCharge> charges_;
 };
 
 }  // namespace dpq

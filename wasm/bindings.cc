@@ -185,6 +185,42 @@ class WasmSession {
   std::string Neighbouring() const {
     return dpq::NeighbouringName(session_->neighbouring());
   }
+  // The ledger's charges, in order: { kind, epsilon?, delta?, rho?,
+  // neighbouring, maxContributions? }.
+  val Charges() const {
+    val list = val::array();
+    for (const dpq::SessionCharge& charge : session_->charges()) {
+      val entry = Budget(charge.cost);
+      entry.set("kind", KindName(charge.cost.kind));
+      entry.set("neighbouring", dpq::NeighbouringName(charge.release));
+      if (charge.max_contributions > 0) {
+        entry.set("maxContributions",
+                  static_cast<double>(charge.max_contributions));
+      }
+      list.call<void>("push", entry);
+    }
+    return list;
+  }
+  // Charges a saved ledger's entry again (restoring it): { kind, epsilon?,
+  // delta?, rho?, neighbouring, maxContributions? }, shapes checked in TS.
+  WasmReleaseResult Replay(const val& spec) {
+    const std::string kind = spec["kind"].as<std::string>();
+    const double epsilon = OptionalNumber(spec, "epsilon").value_or(0);
+    const double delta = OptionalNumber(spec, "delta").value_or(0);
+    const double rho = OptionalNumber(spec, "rho").value_or(0);
+    const dpq::PrivacyBudget cost =
+        kind == "zcdp"     ? dpq::PrivacyBudget::Zcdp(rho)
+        : kind == "approx" ? dpq::PrivacyBudget::Approx(epsilon, delta)
+                           : dpq::PrivacyBudget::Pure(epsilon);
+    const std::string name = spec["neighbouring"].as<std::string>();
+    const dpq::Neighbouring release =
+        name == "replace-one"       ? dpq::Neighbouring::kReplaceOne
+        : name == "add-remove-user" ? dpq::Neighbouring::kAddRemoveUser
+                                    : dpq::Neighbouring::kAddRemove;
+    const double k = OptionalNumber(spec, "maxContributions").value_or(0);
+    return StatusResult(
+        session_->Charge(cost, release, static_cast<int64_t>(k)));
+  }
 
  private:
   // { epsilon } / { rho } / { epsilon, delta }, as the caller wrote it.
@@ -199,6 +235,17 @@ class WasmSession {
       }
     }
     return object;
+  }
+  static const char* KindName(dpq::PrivacyBudget::Kind kind) {
+    switch (kind) {
+      case dpq::PrivacyBudget::Kind::kPure:
+        return "pure";
+      case dpq::PrivacyBudget::Kind::kApprox:
+        return "approx";
+      case dpq::PrivacyBudget::Kind::kZcdp:
+        return "zcdp";
+    }
+    return "";
   }
   dpq::Status status_;
   std::optional<dpq::PrivacySession> session_;
@@ -545,7 +592,9 @@ EMSCRIPTEN_BINDINGS(dp_quantiles) {
       .function("remaining", &WasmSession::Remaining)
       .function("total", &WasmSession::Total)
       .function("releases", &WasmSession::Releases)
-      .function("neighbouring", &WasmSession::Neighbouring);
+      .function("neighbouring", &WasmSession::Neighbouring)
+      .function("charges", &WasmSession::Charges)
+      .function("replay", &WasmSession::Replay);
   emscripten::function("createSession", &CreateSession,
                        emscripten::allow_raw_pointers());
 }

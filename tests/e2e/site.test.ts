@@ -126,6 +126,30 @@ it('releases quantiles of a built-in dataset with a table and a chart', async ()
   await expectAccessible(page, 'results');
 }, 60_000);
 
+it('keeps the budget across a reload, and starts a new one only when asked', async () => {
+  // The ledger lives in localStorage: after a reload the page says what was
+  // spent before any release.
+  await page.reload();
+  await page.waitForFunction(() => (document.getElementById('column') as HTMLSelectElement).options.length > 0);
+  await page.waitForFunction(() => !(document.getElementById('session-summary') as HTMLElement).hidden);
+  expect(await page.textContent('#session-summary')).toMatch(/ε = 2 in 2 releases/);
+  await page.selectOption('#column', 'temp_max');
+  await release('-20', '50');
+  expect(await page.textContent('#session-summary')).toMatch(/ε = 3 in 3 releases/);
+  // "New budget" asks first; declining keeps the ledger.
+  page.once('dialog', (dialog) => dialog.dismiss());
+  await page.click('#new-budget');
+  expect(await page.isVisible('#session-summary')).toBe(true);
+  page.once('dialog', (dialog) => {
+    expect(dialog.message()).toMatch(/gives no privacy back/);
+    return dialog.accept();
+  });
+  await page.click('#new-budget');
+  await page.waitForFunction(() => (document.getElementById('session-summary') as HTMLElement).hidden);
+  await release('-20', '50');
+  expect(await page.textContent('#session-summary')).toMatch(/ε = 1 in 1 release,/);
+}, 60_000);
+
 it('warns about unusual budgets next to the field and reads decimal commas', async () => {
   await page.fill('#budget-value', '20');
   expect(await page.textContent('#budget-warning')).toMatch(/very large/);

@@ -172,6 +172,33 @@ describe('dp-quantiles CLI', () => {
       .toMatch(/--budget takes epsilon=E/);
   });
 
+  it('keeps a ledger across runs with --session FILE', () => {
+    const scores = writeCsv('ledger.csv', `score\n${Array.from({ length: 400 }, (_, i) => (i * 37) % 101).join('\n')}\n`);
+    const ledger = join(dir, 'ledger.json');
+    const args = [scores, '--column', 'score', '--lower', '0', '--upper', '100', '--epsilon', '0.4', '--session', ledger];
+    // No ledger yet: --budget starts one.
+    expect(run(args).stderr).toMatch(/no ledger there yet; give --budget/);
+    const first = JSON.parse(run([...args, '--budget', 'epsilon=1']).stdout);
+    expect(first.session.spent).toEqual({ epsilon: 0.4 });
+    // The next run resumes it (the --budget may be left out).
+    const second = JSON.parse(run(args).stdout);
+    expect(second.session.spent).toEqual({ epsilon: 0.8 });
+    expect(JSON.parse(readFileSync(ledger, 'utf8')).charges).toHaveLength(2);
+    // A third does not fit: refused, nothing printed, the ledger unchanged.
+    const over = run(args);
+    expect(over.status).toBe(1);
+    expect(over.stderr).toMatch(/BUDGET_EXCEEDED/);
+    expect(JSON.parse(readFileSync(ledger, 'utf8')).charges).toHaveLength(2);
+    // 0.2 still fits exactly (0.4 + 0.4 + 0.2 = 1).
+    expect(JSON.parse(run([...args.slice(0, -4), '--epsilon', '0.2', '--session', ledger]).stdout).session.spent).toEqual({ epsilon: 1 });
+    // Another total, or a damaged ledger: refused before the data is read.
+    expect(run([...args, '--budget', 'epsilon=2']).stderr).toMatch(/is not the total of the ledger/);
+    writeFileSync(ledger, '{"format":"dp-quantiles-ledger","version":1}');
+    expect(run(args).stderr).toMatch(/CORRUPT_DATA/);
+    writeFileSync(ledger, 'not json');
+    expect(run(args).stderr).toMatch(/CORRUPT_DATA: .* not a session ledger/);
+  });
+
   it('prints confidence intervals with --confidence', () => {
     const result = JSON.parse(execFileSync(process.execPath, [
       cli, good, '--column', 'score', '--lower', '0', '--upper', '100',

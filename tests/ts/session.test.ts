@@ -107,6 +107,49 @@ describe('sessions', () => {
     expect(s.spent).toEqual({ epsilon: 16.5 });
   });
 
+  it('save a ledger that survives a reload, and refuse a damaged one', () => {
+    const s = dpq.session({ epsilon: 2, delta: 1e-6 });
+    s.release(data, { ...base, epsilon: 0.2 });
+    s.release(data, { ...base, rho: 0.01 });
+    s.release(data, { ...base, epsilon: 0.3, method: 'appindexp', delta: 1e-7 });
+    s.bounds(data, { epsilon: 0.1 });
+    const saved = s.save();
+    expect(saved.format).toBe('dp-quantiles-ledger');
+    expect(saved.charges.map((c) => c.kind)).toEqual(['pure', 'zcdp', 'approx', 'pure']);
+    // Through JSON, as a file or localStorage keeps it.
+    const text = JSON.stringify(saved);
+    const restored = dpq.restoreSession(JSON.parse(text));
+    expect(restored.spent).toEqual(s.spent);
+    expect(restored.total).toEqual({ epsilon: 2, delta: 1e-6 });
+    expect(restored.releases).toBe(4);
+    // It refuses what no longer fits, as the original does.
+    expect(code(() => restored.release(data, { ...base, epsilon: 1.5 }))).toBe('BUDGET_EXCEEDED');
+    expect(code(() => s.release(data, { ...base, epsilon: 1.5 }))).toBe('BUDGET_EXCEEDED');
+    restored.release(data, { ...base, epsilon: 0.2 });
+    expect(dpq.restoreSession(restored.save()).releases).toBe(5);
+    // Exact decimals survive: ten 0.1 fill 1 after a round trip.
+    const tenths = dpq.session({ epsilon: 1 });
+    for (let i = 0; i < 9; i++) tenths.quantiles(data, { ...base, epsilon: 0.1 });
+    const resumed = dpq.restoreSession(JSON.parse(JSON.stringify(tenths.save())));
+    resumed.quantiles(data, { ...base, epsilon: 0.1 });
+    expect(resumed.spent).toEqual({ epsilon: 1 });
+    expect(code(() => resumed.quantiles(data, { ...base, epsilon: 1e-9 }))).toBe('BUDGET_EXCEEDED');
+    // Damaged or inconsistent ledgers: CORRUPT_DATA, and nothing is made.
+    const damaged: unknown[] = [
+      null,
+      { ...saved, format: 'other' },
+      { ...saved, spent: { epsilon: 0.5, delta: 1e-6 } },
+      { ...saved, charges: [...saved.charges, { kind: 'pure', epsilon: 1.9, neighbouring: 'add-remove' }] },
+      { ...saved, charges: [{ kind: 'pure', neighbouring: 'add-remove' }] },
+      { ...saved, charges: 'none' },
+      { ...saved, total: { epsilon: -1 } },
+      { ...saved, neighbouring: 'swap' },
+    ];
+    for (const ledger of damaged) expect(code(() => dpq.restoreSession(ledger as never))).toBe('CORRUPT_DATA');
+    s.dispose();
+    restored.dispose();
+  });
+
   it('compose kinds: pure releases in a rho session count epsilon^2 / 2', () => {
     using session = dpq.session({ rho: 1 });
     session.release(data, { ...base, epsilon: 1 });

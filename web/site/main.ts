@@ -4,6 +4,7 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 
 import datasetList from './generated/dataset-list.json';
+import type { SavedSession } from '../../dist/browser.js';
 import type { CompareRow, ReleaseResult, ReleaseSettings, Reply, Request } from './protocol.js';
 
 const METHODS: [string, string][] = [
@@ -66,7 +67,41 @@ let onReply: (reply: Reply) => void = () => {};
 function startWorker(): void {
   worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' });
   worker.onmessage = (event: MessageEvent<Reply>) => onReply(event.data);
-  worker.postMessage(source);
+  worker.postMessage(withLedger(source));
+}
+
+// Each dataset's session ledger lives in localStorage (workers have none),
+// so the budget shown survives a reload: the page hands it to the worker
+// with the data, and keeps the ledger each release sends back. Deleting a
+// ledger gives no privacy back; "New budget" asks first.
+function ledgerKey(request: Request): string | undefined {
+  if (request.type === 'builtin') return `dp-quantiles-ledger:builtin:${request.id}`;
+  if (request.type === 'file') {
+    const { name, size, lastModified } = request.file;
+    return `dp-quantiles-ledger:file:${name}:${size}:${lastModified}`;
+  }
+  return undefined;
+}
+
+function storedLedger(request: Request): SavedSession | undefined {
+  const key = ledgerKey(request);
+  const text = key === undefined ? null : localStorage.getItem(key);
+  if (text === null) return undefined;
+  try {
+    return JSON.parse(text) as SavedSession;
+  } catch {
+    return undefined;
+  }
+}
+
+function withLedger(request: Request): Request {
+  const ledger = storedLedger(request);
+  return ledger === undefined || (request.type !== 'builtin' && request.type !== 'file') ? request : { ...request, ledger };
+}
+
+function keepLedger(session: ReleaseResult['session']): void {
+  const key = ledgerKey(source);
+  if (session !== undefined && key !== undefined) localStorage.setItem(key, JSON.stringify(session.ledger));
 }
 
 function setBusy(busy: boolean, label = 'Working…'): void {
@@ -114,6 +149,7 @@ function clearResults(): void {
 }
 
 function clearSession(): void {
+  $('new-budget').hidden = true;
   $('session-summary').hidden = true;
   $('session-summary').textContent = '';
 }
@@ -224,6 +260,8 @@ let comparePlot: uPlot | undefined;
 
 // Spending is cumulative per dataset: two releases spend twice.
 function showSession(session: ReleaseResult['session']): void {
+  keepLedger(session);
+  $('new-budget').hidden = session === undefined;
   $('session-summary').hidden = session === undefined;
   if (session !== undefined) {
     const show = (b: Record<string, number>) =>
@@ -233,7 +271,7 @@ function showSession(session: ReleaseResult['session']): void {
         .join(', ');
     $('session-summary').textContent =
       `Spent on this dataset so far: ${show(session.spent)} in ${session.releases} release${session.releases === 1 ? '' : 's'}, ` +
-      `of a session total of ${show(session.total)}. Every release adds to it; loading a dataset starts a new session.`;
+      `of a session total of ${show(session.total)}. Every release adds to it, and the budget is kept across reloads of this page.`;
   }
 }
 
@@ -412,6 +450,7 @@ function send(
 
 function load(request: Request): void {
   source = request;
+  request = withLedger(request);
   clearErrors();
   clearResults();
   clearSession();
@@ -452,9 +491,27 @@ function load(request: Request): void {
     describe();
     suggestBounds();
     fillMethods();
+    // What this dataset's saved ledger says was spent, before any release.
+    const ledger = storedLedger(source);
+    if (ledger !== undefined) {
+      const plain = (budget: object) => budget as Record<string, number>;
+      showSession({ spent: plain(ledger.spent), total: plain(ledger.total), releases: ledger.charges.length, ledger });
+    }
     return true;
   }, failed);
 }
+
+$<HTMLButtonElement>('new-budget').onclick = () => {
+  const ok = confirm(
+    'Start a new privacy budget for this dataset? Only do this for new data. ' +
+      'What was released stays released: forgetting the ledger gives no privacy back.',
+  );
+  if (!ok) return;
+  const key = ledgerKey(source);
+  if (key !== undefined) localStorage.removeItem(key);
+  worker.postMessage({ type: 'new-budget' } satisfies Request);
+  clearSession();
+};
 
 datasetSelect.replaceChildren(...datasets.map((d) => new Option(d.label, d.id)));
 datasetSelect.onchange = () => load({ type: 'builtin', id: datasetSelect.value });

@@ -1,6 +1,7 @@
 // Messages between the page and its worker. All data and all computation stay
 // in the worker; the page sends settings and receives private results (and,
 // for the data owner's eyes, the true values).
+import type { SavedSession } from '../../dist/browser.js';
 
 export interface ColumnInfo {
   name: string;
@@ -32,8 +33,11 @@ export interface ReleaseSettings {
 }
 
 export type Request =
-  | { type: 'builtin'; id: string }
-  | { type: 'file'; file: File }
+  /** `ledger`: the dataset's saved session (the page keeps it in localStorage). */
+  | { type: 'builtin'; id: string; ledger?: SavedSession }
+  | { type: 'file'; file: File; ledger?: SavedSession }
+  /** Starts a new budget for the loaded dataset (the old ledger is dropped). */
+  | { type: 'new-budget' }
   | { type: 'release'; settings: ReleaseSettings }
   | {
       type: 'bounds';
@@ -66,8 +70,8 @@ export interface ReleaseResult {
   streamed?: { values: number; sketchBytes: number; workers: number };
   /** Parquet files: values counted and the buckets they were counted in. */
   counted?: { values: number; buckets: number; width: number };
-  /** The dataset's privacy session after this release. */
-  session?: { spent: Record<string, number>; total: Record<string, number>; releases: number };
+  /** The dataset's privacy session after this release, and its ledger to keep. */
+  session?: { spent: Record<string, number>; total: Record<string, number>; releases: number; ledger: SavedSession };
 }
 
 export interface CompareRow {

@@ -4,7 +4,7 @@ import { parse as parseSync } from 'csv-parse/browser/esm/sync';
 import { parquetMetadataAsync, parquetRead, type AsyncBuffer, type FileMetaData } from 'hyparquet';
 
 import { DpQuantilesError, loadDpQuantiles } from '../../dist/browser.js';
-import type { DpQuantiles, PrivacySession, QuantileStream, QuantilesOptions } from '../../dist/browser.js';
+import type { DpQuantiles, PrivacySession, QuantileStream, QuantilesOptions, SavedSession } from '../../dist/browser.js';
 import { rankError, tieOf } from '../../dist/truth.js';
 import datasets from './generated/datasets.json';
 import type { ColumnInfo, CompareRow, ReleaseResult, ReleaseSettings, Reply, Request } from './protocol.js';
@@ -28,23 +28,32 @@ let people = new Map<string, (string | null)[]>();
  */
 const SESSION_TOTAL = { epsilon: 10, delta: 1e-6 } as const;
 let session: PrivacySession | undefined;
+// The dataset's saved ledger, resumed at its first release.
+let savedLedger: SavedSession | undefined;
 
-function newSession(): void {
+function newSession(ledger?: SavedSession): void {
   session?.dispose();
   session = undefined;
+  savedLedger = ledger;
 }
 
 async function currentSession(): Promise<PrivacySession> {
-  session ??= (await ready).session(SESSION_TOTAL);
+  if (session === undefined) {
+    const dpq = await ready;
+    // A damaged ledger (CORRUPT_DATA) cannot be trusted to say what was
+    // spent: the page is told by the error, and nothing is released.
+    session = savedLedger === undefined ? dpq.session(SESSION_TOTAL) : dpq.restoreSession(savedLedger);
+    savedLedger = undefined;
+  }
   return session;
 }
 
-// What the session has spent, for the page.
+// What the session has spent, for the page, with the ledger it keeps.
 function sessionState(): ReleaseResult['session'] {
   if (session === undefined) return undefined;
   const plain = (budget: object) =>
     Object.fromEntries(Object.entries(budget).filter((entry): entry is [string, number] => typeof entry[1] === 'number'));
-  return { spent: plain(session.spent), total: plain(session.total), releases: session.releases };
+  return { spent: plain(session.spent), total: plain(session.total), releases: session.releases, ledger: session.save() };
 }
 let largeFile: File | undefined;
 // A Parquet file and its footer: counted per bucket at each release.
@@ -102,7 +111,7 @@ function personColumns(header: string[], rows: string[][]): Map<string, (string 
   return out;
 }
 
-async function loadBuiltin(id: string): Promise<void> {
+async function loadBuiltin(id: string, ledger?: SavedSession): Promise<void> {
   const dataset = (
     datasets as unknown as {
       id: string;
@@ -117,7 +126,7 @@ async function loadBuiltin(id: string): Promise<void> {
   people = new Map(Object.entries(dataset.people ?? {}));
   largeFile = undefined;
   parquet = undefined;
-  newSession();
+  newSession(ledger);
   const infos: ColumnInfo[] = [];
   let rows = 0;
   for (const [name, cells] of Object.entries(dataset.columns)) {
@@ -177,13 +186,13 @@ async function loadParquet(file: File): Promise<void> {
   post({ type: 'columns', columns: infos, rows: Number(metadata.num_rows), large: false, counted: true, name: file.name, people: [] });
 }
 
-async function loadFile(file: File): Promise<void> {
+async function loadFile(file: File, ledger?: SavedSession): Promise<void> {
   columns = new Map();
   aligned = new Map();
   people = new Map();
   largeFile = undefined;
   parquet = undefined;
-  newSession();
+  newSession(ledger);
   const magic = new Uint8Array(await file.slice(0, 4).arrayBuffer());
   if (String.fromCharCode(...magic) === 'PAR1') return loadParquet(file);
   if (file.size > LARGE_FILE_BYTES) {
@@ -651,8 +660,9 @@ async function estimateBounds(
 self.onmessage = async (event: MessageEvent<Request>) => {
   const request = event.data;
   try {
-    if (request.type === 'builtin') await loadBuiltin(request.id);
-    else if (request.type === 'file') await loadFile(request.file);
+    if (request.type === 'builtin') await loadBuiltin(request.id, request.ledger);
+    else if (request.type === 'file') await loadFile(request.file, request.ledger);
+    else if (request.type === 'new-budget') newSession();
     else if (request.type === 'release') await release(request.settings);
     else if (request.type === 'bounds') await estimateBounds(request.column, request.budget, request.person);
     else await compare(request.settings, request.trials, request.counts, request.methods);

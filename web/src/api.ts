@@ -5,12 +5,15 @@ import type {
   DpqWasmModule,
   WasmBoundsSpec,
   WasmBudget,
+  WasmCharge,
   WasmReleaseResult,
   WasmSession,
 } from './generated/dpq_module.mjs';
 import type { DpQuantilesErrorCode } from './errors.js';
 import { releaseInSession, wrapStream } from './stream.js';
 import type {
+  SavedCharge,
+  SavedSession,
   QuantileMethod,
   PerPersonOptions,
   QuantilesOptions,
@@ -71,6 +74,9 @@ function toRelease(
     ...(result.hasIntervals && intervals !== undefined ? { intervals: { ...intervals, kind, privacy: intervalPrivacy } } : {}),
   };
 }
+
+// A session's embind handle, for restoreSession's replay.
+const liveHandle = Symbol('dp-quantiles live session handle');
 
 // Sessions not disposed are freed when collected (a safety net).
 const sessions =
@@ -315,6 +321,17 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
       get neighbouring() {
         return live().neighbouring() as PrivacySession['neighbouring'];
       },
+      save(): SavedSession {
+        const h = live();
+        return {
+          format: 'dp-quantiles-ledger',
+          version: 1,
+          total: budget(h.total()),
+          neighbouring: h.neighbouring() as SavedSession['neighbouring'],
+          charges: h.charges().map((c) => ({ ...c }) as SavedCharge),
+          spent: budget(h.spent()),
+        };
+      },
       dispose() {
         if (disposed) return;
         disposed = true;
@@ -326,7 +343,65 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     if (disposeSymbol !== undefined) {
       Object.defineProperty(made, disposeSymbol, { value: () => made.dispose() });
     }
+    // For restoreSession only (not enumerable, not in the public type).
+    Object.defineProperty(made, liveHandle, { value: live });
     return made as PrivacySession;
+  }
+
+  // Resumes a saved ledger: a session of its total and relation, its
+  // charges replayed in order, its spent checked against theirs. Anything
+  // that does not parse or add up is CORRUPT_DATA.
+  function restoreSession(saved: SavedSession): PrivacySession {
+    const corrupt = (why: string): never => fail('CORRUPT_DATA', `this is not a session ledger dp-quantiles saved: ${why}`);
+    if (typeof saved !== 'object' || saved === null) corrupt('not an object');
+    if (saved.format !== 'dp-quantiles-ledger' || saved.version !== 1) corrupt('no format dp-quantiles-ledger, version 1');
+    const budgetOf = (b: unknown, what: string): SessionBudget => {
+      if (typeof b !== 'object' || b === null) return corrupt(`${what} is not a budget`);
+      const entries = Object.entries(b as Record<string, unknown>);
+      if (entries.some(([key, value]) => !['epsilon', 'delta', 'rho'].includes(key) || typeof value !== 'number')) {
+        corrupt(`${what} holds something other than epsilon, delta and rho numbers`);
+      }
+      return b as SessionBudget;
+    };
+    const total = budgetOf(saved.total, 'total');
+    const spent = budgetOf(saved.spent, 'spent');
+    if (!Array.isArray(saved.charges)) corrupt('charges is not a list');
+    let restored: PrivacySession;
+    try {
+      restored = session({ ...total, neighbouring: saved.neighbouring } as SessionOptions);
+    } catch (error) {
+      return corrupt(`its total or relation is not valid (${(error as Error).message})`);
+    }
+    const handle = (restored as unknown as { [liveHandle]: () => WasmSession })[liveHandle]();
+    saved.charges.forEach((charge: unknown, i: number) => {
+      const c = charge as SavedCharge;
+      const valid =
+        typeof c === 'object' &&
+        c !== null &&
+        ['pure', 'approx', 'zcdp'].includes(c.kind) &&
+        ['add-remove', 'replace-one', 'add-remove-user'].includes(c.neighbouring) &&
+        (c.kind === 'zcdp' ? typeof c.rho === 'number' : typeof c.epsilon === 'number') &&
+        (c.kind !== 'approx' || typeof c.delta === 'number') &&
+        (c.maxContributions === undefined || Number.isSafeInteger(c.maxContributions));
+      if (!valid) {
+        restored.dispose();
+        corrupt(`charges[${i}] is not a charge`);
+      }
+      const result = handle.replay(c as WasmCharge);
+      if (result.code !== 0) {
+        restored.dispose();
+        corrupt(`charges[${i}] does not fit what the ledger's total leaves (${result.message})`);
+      }
+    });
+    const now = restored.spent;
+    const same = (['epsilon', 'delta', 'rho'] as const).every(
+      (key) => (now as Record<string, number | undefined>)[key] === (spent as Record<string, number | undefined>)[key],
+    );
+    if (!same) {
+      restored.dispose();
+      corrupt(`its spent ${JSON.stringify(spent)} is not what its charges spend (${JSON.stringify(now)})`);
+    }
+    return restored;
   }
 
   return {
@@ -339,6 +414,7 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     createStream,
     loadStream,
     session,
+    restoreSession,
     methods,
     heapBytes: () => module.HEAP8.length,
   };

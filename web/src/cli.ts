@@ -1,6 +1,6 @@
 #!/usr/bin/env -S node --max-semi-space-size=1 --max-old-space-size=128
 // dp-quantiles: private quantiles of one CSV column, printed as JSON.
-import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
 
@@ -10,7 +10,9 @@ import {
   DpQuantilesError,
   loadDpQuantiles,
   type CountsOptions,
+  type DpQuantiles,
   type PrivacySession,
+  type SavedSession,
   type QuantileMethod,
   type QuantilesRelease,
   type QuantilesOptions,
@@ -21,7 +23,7 @@ import { rankError, tieOf } from './truth.js';
 const USAGE = `usage: dp-quantiles [FILE] --column NAME|INDEX
                     (--lower L --upper U | --estimate-bounds epsilon=E|rho=R)
                     (--epsilon E | --rho R) [--quantiles Q1,Q2,... ...]
-                    [--budget epsilon=E|rho=R|epsilon=E,delta=D]
+                    [--budget epsilon=E|rho=R|epsilon=E,delta=D] [--session FILE]
                     [--method M] [--step S] [--delimiter D] [--option NAME=VALUE ...]
                     [--user-column NAME|INDEX --max-contributions K]
                     [--confidence C [--interval-share S] [--interval sample|population]]
@@ -29,7 +31,7 @@ const USAGE = `usage: dp-quantiles [FILE] --column NAME|INDEX
                     [--no-header] [--show-true]
        dp-quantiles [FILE] --counts --buckets B --lower L --upper U
                     (--epsilon E | --rho R) [--quantiles ...] [--method M]
-                    [--budget ...] [--confidence C ...] [--seed N]
+                    [--budget ...] [--session FILE] [--confidence C ...] [--seed N]
 
 Reads CSV from FILE, or from standard input when FILE is absent or '-', and
 prints the private quantiles of one column as JSON. With --counts, FILE holds
@@ -52,6 +54,10 @@ them.
   --budget      a session over the releases: epsilon=E, rho=R or
                 epsilon=E,delta=D; a release that would overspend is
                 refused (BUDGET_EXCEEDED) and nothing is printed
+  --session     FILE keeps the session's ledger across runs: read when it
+                exists (then --budget, if given, must match its total),
+                started from --budget when not, and written back with each
+                printed release's charge. Deleting it gives no privacy back
   --method      auto (default: aggtree on a coarse --step grid, or on
                 --counts buckets, with many quantiles, else aq; the output
                 says which ran), aq, jointexp, inverse-sensitivity,
@@ -247,6 +253,7 @@ async function main(argv: string[]): Promise<void> {
       rho: { type: 'string' },
       quantiles: { type: 'string', multiple: true, default: [] },
       budget: { type: 'string' },
+      session: { type: 'string' },
       'estimate-bounds': { type: 'string' },
       method: { type: 'string', default: 'auto' },
       step: { type: 'string' },
@@ -297,6 +304,9 @@ async function main(argv: string[]): Promise<void> {
   if (file !== '-' && existsSync(file) && statSync(file).isDirectory()) {
     throw new UsageError(`${file} is a directory; give a CSV file (or - for standard input)`);
   }
+  // The ledger is read (and checked) before the data.
+  const dpq = await loadDpQuantiles();
+  const { session, keep } = openSession(dpq, args, args['user-column'] === undefined ? 'add-remove' : 'add-remove-user');
   const input = file === '-' ? process.stdin.setEncoding('utf8') : createReadStream(file, { encoding: 'utf8' });
   const column = await readColumn(input, args.column, !args['no-header'], args.delimiter, args['user-column']);
   if (column.skipped > 0) {
@@ -333,14 +343,8 @@ async function main(argv: string[]): Promise<void> {
       ? {}
       : { users: column.users, maxContributions: parseNumberOption('max-contributions', args['max-contributions']) }),
   };
-  const budget = args.budget === undefined ? undefined : parseBudget(args.budget);
-  const dpq = await loadDpQuantiles();
-  // The process ends right after: the session's memory goes with it.
-  // Per person, the session protects a person too.
-  const session =
-    budget === undefined
-      ? undefined
-      : dpq.session(column.users === undefined ? budget : ({ ...budget, neighbouring: 'add-remove-user' } as SessionOptions));
+  // (The process ends right after: the session's memory goes with it. Per
+  // person, the session protects a person too.)
   // Private bounds first (they spend too), then the releases inside them.
   let boundsEntry: Record<string, unknown> | undefined;
   if (boundsBudget !== undefined) {
@@ -389,6 +393,50 @@ async function main(argv: string[]): Promise<void> {
   if (boundsEntry !== undefined) output.estimatedBounds = boundsEntry;
   if (sorted !== undefined) output.warning = 'true values and rank errors are NOT private: for the data owner only';
   printReleases(output, releases, session);
+  keep();
+}
+
+// The session of --budget and --session FILE: a saved ledger resumes (and
+// must match --budget when both are given); else --budget starts one. keep()
+// writes the ledger back (replacing the file whole) once the releases are
+// printed: what was not printed was not published.
+function openSession(
+  dpq: DpQuantiles,
+  args: { budget?: string; session?: string },
+  neighbouring: 'add-remove' | 'add-remove-user',
+): { session: PrivacySession | undefined; keep: () => void } {
+  const budget = args.budget === undefined ? undefined : parseBudget(args.budget);
+  const file = args.session;
+  if (file === undefined) {
+    return { session: budget === undefined ? undefined : dpq.session({ ...budget, neighbouring } as SessionOptions), keep: () => {} };
+  }
+  let session: PrivacySession;
+  if (existsSync(file)) {
+    let saved: unknown;
+    try {
+      saved = JSON.parse(readFileSync(file, 'utf8'));
+    } catch {
+      throw new DpQuantilesError('CORRUPT_DATA', `${file} is not a session ledger (not JSON)`);
+    }
+    session = dpq.restoreSession(saved as SavedSession);
+    if (budget !== undefined && JSON.stringify(session.total) !== JSON.stringify(budget)) {
+      throw new UsageError(`--budget ${args.budget} is not the total of the ledger in ${file} (${JSON.stringify(session.total)}); leave --budget out to use it`);
+    }
+    if (session.neighbouring !== neighbouring) {
+      throw new UsageError(`the ledger in ${file} protects '${session.neighbouring}'; these releases protect '${neighbouring}'`);
+    }
+  } else {
+    if (budget === undefined) throw new UsageError(`--session ${file}: no ledger there yet; give --budget to start one`);
+    session = dpq.session({ ...budget, neighbouring } as SessionOptions);
+  }
+  return {
+    session,
+    keep: () => {
+      const temporary = `${file}.${process.pid}.tmp`;
+      writeFileSync(temporary, `${JSON.stringify(session.save(), null, 2)}\n`);
+      renameSync(temporary, file);
+    },
+  };
 }
 
 // One release as JSON: its accounting, and per quantile the value (with its
@@ -475,6 +523,7 @@ async function countsMain(
     quantiles: string[];
     method?: string;
     budget?: string;
+    session?: string;
     confidence?: string;
     'interval-share'?: string;
     interval?: string;
@@ -527,7 +576,7 @@ async function countsMain(
     interval: args.interval as 'sample' | 'population' | undefined,
   };
   const dpq = await loadDpQuantiles();
-  const session = args.budget === undefined ? undefined : dpq.session(parseBudget(args.budget));
+  const { session, keep } = openSession(dpq, args, 'add-remove');
   const releases = quantileSets.map((quantiles) => {
     const releaseOptions = { ...options, quantiles } as CountsOptions;
     const release =
@@ -539,6 +588,7 @@ async function countsMain(
     releases,
     session,
   );
+  keep();
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

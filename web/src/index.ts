@@ -26,6 +26,8 @@ export type {
   QuantilesRelease,
   SanitizeOptions,
   SanitizeShape,
+  SavedCharge,
+  SavedSession,
   SessionBudget,
   SessionOptions,
   TreeCdfOptions,

@@ -380,6 +380,29 @@ export type SessionOptions = SessionBudget & {
  * reading any data (else `BUDGET_EXCEEDED`) and is charged when it succeeds;
  * a failed call spends nothing.
  */
+/** One charge of a saved ledger: what a release spent, as given. */
+export interface SavedCharge {
+  kind: 'pure' | 'approx' | 'zcdp';
+  epsilon?: number;
+  delta?: number;
+  rho?: number;
+  /** The release's own relation (a session may hold several, docs/sessions.md). */
+  neighbouring: 'add-remove' | 'replace-one' | 'add-remove-user';
+  /** Per-person releases: the k each person was bounded to. */
+  maxContributions?: number;
+}
+
+/** `session.save()`'s ledger. Numbers are the decimals written (JSON keeps them exactly). */
+export interface SavedSession {
+  format: 'dp-quantiles-ledger';
+  version: 1;
+  total: SessionBudget;
+  neighbouring: 'add-remove' | 'replace-one' | 'add-remove-user';
+  charges: SavedCharge[];
+  /** What the charges spend together, for a check on restore. */
+  spent: SessionBudget;
+}
+
 export interface PrivacySession {
   quantiles(data: NumericData, options: QuantilesOptions): Float64Array;
   release(data: NumericData, options: QuantilesOptions): QuantilesRelease;
@@ -399,6 +422,14 @@ export interface PrivacySession {
   /** Successful releases charged so far. */
   readonly releases: number;
   readonly neighbouring: 'add-remove' | 'replace-one' | 'add-remove-user';
+  /**
+   * The ledger as a plain, JSON-serialisable object: the total, the relation
+   * and every charge with its kind, in order (`dpq.restoreSession` resumes
+   * it). The data owner's record of what has been published: keep it with
+   * the data, and do not delete it to "start over" — that gives no privacy
+   * back.
+   */
+  save(): SavedSession;
   /** Frees the session's WebAssembly memory; later calls throw INVALID_STATE. */
   dispose(): void;
   [Symbol.dispose](): void;
@@ -453,6 +484,15 @@ export interface DpQuantiles {
    * touching the data.
    */
   session(options: SessionOptions): PrivacySession;
+  /**
+   * A session resumed from `session.save()`'s ledger: the same total,
+   * relation and charges, so the same `spent`, and it refuses what no longer
+   * fits. Throws `CORRUPT_DATA` for a ledger that is damaged or does not add
+   * up (a charge that does not fit its total, `spent` that its charges do
+   * not give). Deleting a ledger does not give back any privacy: what was
+   * released stays released.
+   */
+  restoreSession(saved: SavedSession): PrivacySession;
   /** The method names this build supports. */
   readonly methods: readonly QuantileMethod[];
   /** Current size of the WebAssembly heap in bytes (diagnostics). */

@@ -125,7 +125,20 @@ export interface WasmSession {
   total(): WasmBudget;
   releases(): number;
   neighbouring(): string;
+  /** The ledger's charges, in order. */
+  charges(): WasmCharge[];
+  /** Charges a saved entry again (restoring a ledger). */
+  replay(charge: WasmCharge): WasmReleaseResult;
   delete(): void;
+}
+
+export interface WasmCharge {
+  kind: 'pure' | 'approx' | 'zcdp';
+  epsilon?: number;
+  delta?: number;
+  rho?: number;
+  neighbouring: string;
+  maxContributions?: number;
 }
 
 export interface DpqWasmModule {

@@ -92,6 +92,17 @@ StatusOr<ReleaseReport> QuantileStream::Release(
       exp_gk ? Neighbouring::kReplaceOne : Neighbouring::kAddRemove;
   if (session != nullptr) {
     status = session->Check(budget.value(), neighbouring);
+    if (exp_gk && status.code() == StatusCode::kInvalidPrivacy &&
+        session->neighbouring() == Neighbouring::kAddRemove) {
+      // The common case: the default method in a default session. Say
+      // which option makes it fit.
+      return Status(StatusCode::kInvalidPrivacy,
+                    "the stream method 'exp-gk' (DPExpGK, the default) "
+                    "protects a replaced value with the number of values "
+                    "public, which an add-remove session cannot hold: pass "
+                    "method 'hist-gk' (DPHistGK, add/remove one value), or "
+                    "create the session with neighbouring 'replace-one'");
+    }
     if (!status.ok()) return status;
   }
 

@@ -8,6 +8,7 @@ build/native/dpq_bench --benchmark_format=json --benchmark_out=build/bench/nativ
   --benchmark_out_format=json --benchmark_format=console
 node --no-experimental-fetch build/wasm/dpq_wasm_sort_bench.cjs >build/bench/wasm-sort.json
 node bench/wasm-bench.mjs build/bench/native.json build/bench/wasm-sort.json
+node bench/cli-bench.mjs
 echo
 echo "Sketch size against n (generated on the fly):"
 build/native/dpq_gk_space

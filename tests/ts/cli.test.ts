@@ -75,6 +75,53 @@ describe('dp-quantiles CLI', () => {
     expect(JSON.parse(result.stdout).quantiles).toHaveLength(3);
   });
 
+  it('refuses a column without numbers, and one of decimal commas unless told', () => {
+    const text = writeCsv('text.csv', `name,score\n${Array.from({ length: 50 }, (_, i) => `n${i},${i}`).join('\n')}\n`);
+    const none = run([text, '--column', 'name', '--lower', '0', '--upper', '100', '--epsilon', '1']);
+    expect(none.status).toBe(1);
+    expect(none.stdout).toBe('');
+    expect(none.stderr).toMatch(/'name' has no numbers: none of its 50 rows parsed as one/);
+    // Decimal commas (a European spreadsheet: ';' between cells).
+    const european = writeCsv('european.csv', `x;y\n${Array.from({ length: 40 }, (_, i) => `${i},5;1`).join('\n')}\n`);
+    const refused = run([european, '--column', 'x', '--lower', '0', '--upper', '100', '--epsilon', '1']);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/40 look like decimal commas: try --decimal-comma/);
+    // As the hint says: the ';' is detected, the commas read as decimals.
+    const read = run([european, '--column', 'x', '--lower', '0', '--upper', '100', '--epsilon', '1', '--decimal-comma',
+      '--seed', '1', '--show-true']);
+    expect(read.stderr).toBe('');
+    const decimals = JSON.parse(read.stdout);
+    expect(decimals.quantiles).toHaveLength(3);
+    expect(decimals.quantiles[1].true).toBe(20.5);
+    expect(run([text, '--column', 'score', '--lower', '0', '--upper', '1', '--epsilon', '1', '--decimal-comma']).stderr)
+      .toMatch(/--decimal-comma needs another delimiter/);
+    // Most rows not numbers: refused unless --skip-non-numbers.
+    const mostly = writeCsv('mostly.csv', `v\n1\n2\n${Array(5).fill('n/a').join('\n')}\n`);
+    expect(run([mostly, '--column', 'v', '--lower', '0', '--upper', '9', '--epsilon', '1']).stderr)
+      .toMatch(/most rows of 'v' are not numbers: 5 of 7/);
+    expect(run([mostly, '--column', 'v', '--lower', '0', '--upper', '9', '--epsilon', '1', '--skip-non-numbers']).status).toBe(0);
+    // An empty dataset still releases (refusing would say it is empty).
+    const empty = writeCsv('empty.csv', 'v\n');
+    const released = run([empty, '--column', 'v', '--lower', '0', '--upper', '9', '--epsilon', '1']);
+    expect(released.status).toBe(0);
+    expect(released.stderr).toMatch(/no values: the release is noise alone/);
+  });
+
+  it('checks every option before opening the file', () => {
+    // A file that does not exist: the option is refused first.
+    const bad = run(['/nonexistent/big.csv', '--column', 'x', '--lower', '0', '--upper', '1', '--epsilon', '-1']);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/INVALID_PRIVACY: epsilon is -1/);
+    expect(run(['/nonexistent/big.csv', '--column', 'x', '--lower', '0', '--upper', '1', '--epsilon', '1', '--quantiles', '1.5']).stderr)
+      .toMatch(/INVALID_QUANTILES/);
+    expect(run(['/nonexistent/big.csv', '--column', 'x', '--lower', '5', '--upper', '1', '--epsilon', '1']).stderr)
+      .toMatch(/INVALID_BOUNDS/);
+    expect(run(['/nonexistent/big.csv', '--column', 'x', '--lower', '0', '--upper', '1', '--epsilon', '1', '--method', 'nope']).stderr)
+      .toMatch(/UNKNOWN_METHOD/);
+    // A good command on that path fails on the file, as it should.
+    expect(run(['/nonexistent/big.csv', '--column', 'x', '--lower', '0', '--upper', '1', '--epsilon', '1']).stderr).toMatch(/ENOENT|no such file/);
+  });
+
   it('reads what spreadsheets write and says what is wrong in one line', () => {
     // A byte-order mark (Excel) and semicolons (many locales).
     const excel = writeCsv('excel.csv', '\uFEFFhours;name\n40;a\n38;b\n45;c\n');

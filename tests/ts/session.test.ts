@@ -200,6 +200,10 @@ describe('sessions', () => {
     expect(code(() => session.releaseStream(stream, { quantiles: [0.5], method: 'exp-gk', epsilon: 0.1 }))).toBe(
       'INVALID_PRIVACY',
     );
+    // The default method in a default session: the message says what to pass.
+    expect(() => session.releaseStream(stream, { quantiles: [0.5], epsilon: 0.1 })).toThrow(
+      /pass method 'hist-gk'.*or create the session with neighbouring 'replace-one'/,
+    );
   });
 
   it('reject bad totals with a typed error', () => {

@@ -79,6 +79,13 @@ them.
                 required with --user-column
   --delimiter   the CSV delimiter: one character or 'tab' (default: ',' or,
                 when the header line has no comma, ';' or a tab)
+  --decimal-comma
+                numbers written 3,5 (in a file delimited by ';' or tabs)
+  --skip-non-numbers
+                release even when most rows are not numbers (by default
+                that is refused: a column of text or of decimal commas
+                would release noise); a column with no number at all is
+                always refused
   --option      a method option, repeatable: delta=1e-6, branching=16,
                 height=4, aggregation=none, cells=1024, budget=min-variance,
                 jitter=gaussian, scale=0.01
@@ -95,6 +102,8 @@ class UsageError extends Error {}
 
 // A whole decimal number: no empty cells, hex or trailing text.
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+// A number written with a decimal comma (3,5), for the hint to --decimal-comma.
+const COMMA_DECIMAL = /^[+-]?\d+,\d+$/;
 
 function parseNumberOption(name: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
@@ -111,6 +120,8 @@ interface Column {
   skipped: number;
   /** The line of the first skipped row, for the message. */
   firstSkippedLine: number;
+  /** Skipped cells that would be numbers with a decimal comma (3,5). */
+  commaDecimals: number;
 }
 
 // The delimiter: the one given, else ';' or a tab when the first line has
@@ -137,14 +148,22 @@ async function readColumn(
   header: boolean,
   delimiterOption?: string,
   userColumn?: string,
+  decimalComma = false,
 ): Promise<Column> {
   const chunks = input[Symbol.asyncIterator]();
   const first = await chunks.next();
   const head = first.done === true ? '' : String(first.value);
   const delimiter = delimiterOf(head.replace(/^\uFEFF/, ''), delimiterOption);
+  if (decimalComma && delimiter === ',') {
+    throw new UsageError("--decimal-comma needs another delimiter (--delimiter ';' or tab): a comma cannot be both");
+  }
   // bom: a UTF-8 byte-order mark (as Excel writes) is not part of the first
   // column's name.
-  const parser = parse({ info: true, skip_empty_lines: true, trim: true, bom: true, delimiter });
+  // No per-record `info` (it allocates an object a record and took three
+  // quarters of the time: 3.0 s for 10^6 rows against 0.7 s): lines are
+  // counted here instead, empty lines kept and skipped below so that the
+  // count stays the file's line (cells quoted across lines aside).
+  const parser = parse({ trim: true, bom: true, delimiter });
   const feed = (async () => {
     if (first.done !== true) parser.write(first.value);
     for (;;) {
@@ -164,10 +183,15 @@ async function readColumn(
   let count = 0;
   let skipped = 0;
   let firstSkippedLine = 0;
+  let commaDecimals = 0;
   let rows = 0;
+  let lines = 0;
   const progress = process.stderr.isTTY === true;
   try {
-    for await (const row of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+    for await (const record of parser as AsyncIterable<string[]>) {
+      const line = ++lines;
+      if (record.length === 1 && record[0] === '') continue; // an empty line
+      const row = { record };
       if (rows++ === 0) {
         if (header) index = row.record.indexOf(column);
         if (index < 0) {
@@ -193,15 +217,16 @@ async function readColumn(
         if (header) continue;
       }
       if (index >= row.record.length) {
-        throw new UsageError(`line ${row.info.lines}: has no column ${index}`);
+        throw new UsageError(`line ${line}: has no column ${index}`);
       }
       if (userIndex >= row.record.length) {
-        throw new UsageError(`line ${row.info.lines}: has no user column ${userIndex}`);
+        throw new UsageError(`line ${line}: has no user column ${userIndex}`);
       }
-      const cell = row.record[index];
+      const cell = decimalComma ? row.record[index].replace(',', '.') : row.record[index];
       if (!NUMBER.test(cell)) {
-        if (skipped === 0) firstSkippedLine = row.info.lines;
+        if (skipped === 0) firstSkippedLine = line;
         skipped++;
+        if (COMMA_DECIMAL.test(cell)) commaDecimals++;
         continue;
       }
       if (count === values.length) {
@@ -222,7 +247,7 @@ async function readColumn(
   } finally {
     if (progress && count >= 100_000) process.stderr.write('\r\x1b[K');
   }
-  return { name, values: values.subarray(0, count), users, skipped, firstSkippedLine };
+  return { name, values: values.subarray(0, count), users, skipped, firstSkippedLine, commaDecimals };
 }
 
 // node:util parseArgs reads '--lower -20' as two options; join a negative
@@ -267,6 +292,8 @@ async function main(argv: string[]): Promise<void> {
       option: { type: 'string', multiple: true, default: [] },
       seed: { type: 'string' },
       'no-header': { type: 'boolean', default: false },
+      'decimal-comma': { type: 'boolean', default: false },
+      'skip-non-numbers': { type: 'boolean', default: false },
       'show-true': { type: 'boolean', default: false },
       counts: { type: 'boolean', default: false },
       buckets: { type: 'string' },
@@ -304,19 +331,10 @@ async function main(argv: string[]): Promise<void> {
   if (file !== '-' && existsSync(file) && statSync(file).isDirectory()) {
     throw new UsageError(`${file} is a directory; give a CSV file (or - for standard input)`);
   }
-  // The ledger is read (and checked) before the data.
-  const dpq = await loadDpQuantiles();
-  const { session, keep } = openSession(dpq, args, args['user-column'] === undefined ? 'add-remove' : 'add-remove-user');
-  const input = file === '-' ? process.stdin.setEncoding('utf8') : createReadStream(file, { encoding: 'utf8' });
-  const column = await readColumn(input, args.column, !args['no-header'], args.delimiter, args['user-column']);
-  if (column.skipped > 0) {
-    // The data owner's note (it counts rows): stderr, never the JSON output.
-    process.stderr.write(
-      `dp-quantiles: skipped ${column.skipped} row${column.skipped === 1 ? '' : 's'} whose '${column.name}' is empty or not a number (first at line ${column.firstSkippedLine}); this note is for the data owner only\n`,
-    );
-  }
-  // One release per --quantiles set; with --budget they spend from one
-  // session, which refuses the first that would overspend.
+  // Every option is checked before the file is opened: parsed here, then
+  // one dry release on no data per --quantiles set (no session, output
+  // discarded: nothing is published), so a bad --epsilon is refused at once,
+  // not after reading a million rows.
   const quantileSets = (args.quantiles.length > 0 ? args.quantiles : ['0.25,0.5,0.75']).map((set) =>
     set.split(',').map((q) => parseNumberOption('quantiles', q) as number),
   );
@@ -327,6 +345,7 @@ async function main(argv: string[]): Promise<void> {
     const value = option.slice(at + 1);
     methodOptions[option.slice(0, at)] = NUMBER.test(value) ? Number(value) : value;
   }
+  const maxContributions = parseNumberOption('max-contributions', args['max-contributions']);
   const options = {
     ...methodOptions,
     lower: parseNumberOption('lower', args.lower) ?? Number.NaN,
@@ -339,10 +358,47 @@ async function main(argv: string[]): Promise<void> {
     confidence: parseNumberOption('confidence', args.confidence),
     intervalShare: parseNumberOption('interval-share', args['interval-share']),
     interval: args.interval as 'sample' | 'population' | undefined,
-    ...(column.users === undefined
-      ? {}
-      : { users: column.users, maxContributions: parseNumberOption('max-contributions', args['max-contributions']) }),
-  };
+  } as QuantilesOptions & { lower: number; upper: number; seed?: number; maxContributions?: number };
+  if (args['decimal-comma'] && args.delimiter === ',') {
+    throw new UsageError("--decimal-comma needs another delimiter (--delimiter ';' or tab): a comma cannot be both");
+  }
+  const dpq = await loadDpQuantiles();
+  for (const quantiles of quantileSets) {
+    const bounds = boundsBudget === undefined ? {} : { lower: 0, upper: 1 };
+    const perPerson = maxContributions === undefined ? {} : { users: [], maxContributions };
+    dpq.release([], { ...options, ...bounds, ...perPerson, quantiles, seed: 0 } as QuantilesOptions);
+  }
+  // The ledger is read (and checked) before the data too.
+  const { session, keep } = openSession(dpq, args, args['user-column'] === undefined ? 'add-remove' : 'add-remove-user');
+  const input = file === '-' ? process.stdin.setEncoding('utf8') : createReadStream(file, { encoding: 'utf8' });
+  const column = await readColumn(input, args.column, !args['no-header'], args.delimiter, args['user-column'], args['decimal-comma']);
+  // The data owner's notes (they count rows): stderr, never the JSON output.
+  const rows = column.values.length + column.skipped;
+  if (column.values.length === 0 && column.skipped > 0) {
+    throw new UsageError(
+      `'${column.name}' has no numbers: none of its ${rows} row${rows === 1 ? '' : 's'} parsed as one` +
+        (column.commaDecimals > 0 ? ` (${column.commaDecimals} look like decimal commas: try --decimal-comma with --delimiter ';')` : '') +
+        '; this note is for the data owner only',
+    );
+  }
+  if (column.skipped * 2 > rows && !args['skip-non-numbers']) {
+    throw new UsageError(
+      `most rows of '${column.name}' are not numbers: ${column.skipped} of ${rows} ` +
+        `(first at line ${column.firstSkippedLine})` +
+        (column.commaDecimals > 0 ? `; ${column.commaDecimals} look like decimal commas: try --decimal-comma` : '') +
+        '; --skip-non-numbers releases from the others (this note is for the data owner only)',
+    );
+  }
+  if (column.skipped > 0) {
+    process.stderr.write(
+      `dp-quantiles: skipped ${column.skipped} row${column.skipped === 1 ? '' : 's'} whose '${column.name}' is empty or not a number (first at line ${column.firstSkippedLine}); this note is for the data owner only\n`,
+    );
+  }
+  if (rows === 0) {
+    // An empty dataset still releases: refusing would say it is empty.
+    process.stderr.write('dp-quantiles: no values: the release is noise alone (this note is for the data owner only)\n');
+  }
+  if (column.users !== undefined) Object.assign(options, { users: column.users, maxContributions });
   // (The process ends right after: the session's memory goes with it. Per
   // person, the session protects a person too.)
   // Private bounds first (they spend too), then the releases inside them.

@@ -55,10 +55,15 @@ if (args.generate !== undefined) {
   process.exit(0);
 }
 
+// A usage or data problem prints one line, not a stack trace.
+function fail(message) {
+  console.error(`stream-large-csv: ${message}`);
+  process.exit(1);
+}
+
 const file = positionals[0];
 if (file === undefined) {
-  console.error('usage: node examples/stream-large-csv.mjs FILE --column NAME --lower L --upper U');
-  process.exit(1);
+  fail('usage: node examples/stream-large-csv.mjs FILE --column NAME --lower L --upper U');
 }
 const total = statSync(file).size;
 const dpq = await loadDpQuantiles();
@@ -71,6 +76,8 @@ const BATCH = 1 << 16;
 const batch = new Float64Array(BATCH);
 const everything = args['compare-full'] ? [] : undefined; // full-space baseline
 let filled = 0;
+let skipped = 0; // rows whose cell is empty or not a number
+let firstSkipped = 0;
 let column = -1;
 let lastReport = 0;
 const started = Date.now();
@@ -80,12 +87,16 @@ const parser = input.pipe(parse({ info: true, skip_empty_lines: true }));
 for await (const { record, info } of parser) {
   if (column < 0) {
     column = record.indexOf(args.column);
-    if (column < 0) throw new Error(`no column named '${args.column}'`);
+    if (column < 0) fail(`no column named '${args.column}' in the header: ${record.join(', ')}`);
     continue;
   }
-  const value = Number(record[column]);
-  if (record[column] === '' || !Number.isFinite(value)) {
-    throw new Error(`line ${info.lines}: '${record[column]}' is not a number`);
+  // Empty cells (a missing value) and text are skipped and counted, as the
+  // CLI and the demo do; the count is for the data owner, not private.
+  const cell = record[column] ?? '';
+  const value = Number(cell);
+  if (cell.trim() === '' || !Number.isFinite(value)) {
+    if (skipped++ === 0) firstSkipped = info.lines;
+    continue;
   }
   batch[filled++] = value;
   everything?.push(value);
@@ -103,6 +114,12 @@ for await (const { record, info } of parser) {
 }
 stream.push(batch.subarray(0, filled));
 process.stderr.write(`\r100% read, ${stream.count.toLocaleString('en')} values, sketch ${(stream.memoryBytes / 1024).toFixed(0)} KiB\n`);
+if (skipped > 0) {
+  process.stderr.write(
+    `skipped ${skipped.toLocaleString('en')} rows whose '${args.column}' is empty or not a number ` +
+      `(first at line ${firstSkipped}); this note is for the data owner only\n`,
+  );
+}
 
 const quantiles = args.quantiles.split(',').map(Number);
 const release = stream.release({ quantiles, epsilon: Number(args.epsilon), method: args.method });

@@ -11,6 +11,9 @@ import { marked } from 'marked';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const out = join(root, 'dist-site/docs');
+// The demo's own icon (a data: URI in index.html), so a docs page asks the
+// server for no /favicon.ico (a 404 there).
+const icon = readFileSync(join(root, 'web/site/index.html'), 'utf8').match(/<link rel="icon"[^>]*>/)[0];
 const pages = ['README.md', 'docs/sessions.md', 'docs/scale.md', ...readdirSync(join(root, 'docs/algorithms')).filter((f) => f.endsWith('.md')).map((f) => `docs/algorithms/${f}`)];
 
 // README.md sits at the docs root; a link to another shipped .md becomes its
@@ -25,6 +28,7 @@ function page(path) {
 <meta charset="utf-8" />
 <meta name="viewport" content="width=device-width, initial-scale=1" />
 <title>${title.replace(/</g, '&lt;')} — dp-quantiles</title>
+${icon}
 <style>body{font-family:system-ui,sans-serif;max-width:52rem;margin:0 auto;padding:1rem 1.25rem 3rem;line-height:1.5;color:#1a1a1a}
 pre{overflow-x:auto;background:#f5f5f5;padding:.75rem}code{font-size:.92em}table{border-collapse:collapse}
 th,td{border:1px solid #ccc;padding:.25rem .5rem}a{color:#1d5fbf}</style>

@@ -106,6 +106,13 @@ it('fills public bounds for a built-in column, says why, and is accessible', asy
   expect(await page.textContent('#bounds-help')).toMatch(/mm per day.*Public knowledge, not the data/);
   expect(await page.locator('#boot-hint').count()).toBe(0);
   await expectAccessible(page, 'loaded');
+  // Edited by hand, the bounds are no longer the ones the hint describes.
+  await page.fill('#upper', '80');
+  expect(await page.textContent('#bounds-help')).toBe(
+    'Your own bounds: the ones described here were 0 to 60, step 0.1 (type them back to use them).',
+  );
+  await page.fill('#upper', '60');
+  expect(await page.textContent('#bounds-help')).toMatch(/^Filled in for precipitation/);
 }, 60_000);
 
 it('releases quantiles of a built-in dataset with a table and a chart', async () => {
@@ -114,7 +121,7 @@ it('releases quantiles of a built-in dataset with a table and a chart', async ()
   await release('-20', '50');
   await expect.poll(() => page.locator('#results tbody tr').count()).toBe(3);
   expect(await page.locator('#cdf-chart canvas').count()).toBeGreaterThan(0);
-  expect(await page.textContent('#summary')).toMatch(/aq: 3 quantiles in .* ms, spending epsilon = 1/);
+  expect(await page.textContent('#summary')).toMatch(/aq: 3 quantiles in .* ms, spending ε = 1/);
   expect(await page.textContent('caption')).toMatch(/rank error counts the rows/);
   // One session per dataset: a second release spends again.
   expect(await page.textContent('#session-summary')).toMatch(/Spent on this dataset so far: ε = 1 in 1 release,/);
@@ -160,7 +167,11 @@ it('warns about unusual budgets next to the field and reads decimal commas', asy
   await release('-20,5', '50');
   expect(await page.textContent('#bounds-error')).toBe('');
   expect(await page.textContent('#budget-error')).toBe('');
-  expect(await page.textContent('#summary')).toMatch(/spending epsilon = 0.5/);
+  expect(await page.textContent('#summary')).toMatch(/spending ε = 0.5/);
+  // The library's message in the page's letters (the field says ε).
+  await page.fill('#budget-value', '-1');
+  await release('-20', '50');
+  expect(await page.textContent('#budget-error')).toBe('ε is -1; it must be > 0');
   await page.fill('#budget-value', '1');
 }, 60_000);
 
@@ -229,7 +240,7 @@ it('draws private confidence intervals and lists them in the table', async () =>
   await page.selectOption('#preset', '0.25,0.5,0.75');
   await page.check('#intervals');
   await release('-20', '50');
-  expect(await page.textContent('#summary')).toMatch(/The 95% intervals spent epsilon = 0.25 of it/);
+  expect(await page.textContent('#summary')).toMatch(/The 95% intervals spent ε = 0.25 of it/);
   const cells = await page.locator('#results tbody tr td:nth-child(3)').allTextContents();
   expect(cells).toHaveLength(3);
   for (const text of cells) expect(text).toMatch(/^-?[\d.]+ to -?[\d.]+$/);
@@ -238,7 +249,7 @@ it('draws private confidence intervals and lists them in the table', async () =>
   // For the population the rows are a sample of, said so.
   await page.selectOption('#interval-kind', 'population');
   await release('-20', '50');
-  expect(await page.textContent('#summary')).toMatch(/The 95% population intervals spent epsilon = 0.25 of it/);
+  expect(await page.textContent('#summary')).toMatch(/The 95% population intervals spent ε = 0.25 of it/);
   expect(await page.textContent('#interval-header')).toBe('Private 95% interval (population)');
   const populationCells = await page.locator('#results tbody tr td:nth-child(3)').allTextContents();
   expect(populationCells).toHaveLength(3);
@@ -302,6 +313,11 @@ it('draws the comparison of every mechanism', async () => {
   await page.click('#compare');
   await page.waitForSelector('#compare-chart canvas', { timeout: 180_000 });
   expect(await page.textContent('#compare-figure')).not.toContain('--');
+  // The axes say what they are; the caption says how 0 is drawn.
+  expect(await page.textContent('#compare-figure figcaption')).toMatch(/A mean of 0, every value\s+exact, is drawn at 0.01/);
+  expect(await page.getAttribute('#compare-chart', 'aria-label')).toMatch(
+    /^mean rank error per quantile \(rows\) against quantiles released together \(m\) from 1 to 32, log scales, one line per mechanism: aq, jointexp,/,
+  );
   await page.screenshot({ path: join(shots, 'compare.png'), fullPage: true });
   await expectAccessible(page, 'compare');
 }, 200_000);
@@ -376,14 +392,23 @@ it('opened from disk, tells how to serve it instead of showing a dead page', asy
 it('links to the API documentation it ships, rendered', async () => {
   const href = await page.getAttribute('a[href*="docs/README"]', 'href');
   const docs = await browser.newPage();
+  const failed: string[] = [];
+  docs.on('response', (response) => {
+    if (response.status() >= 400) failed.push(`${response.status()} ${response.url()}`);
+  });
   try {
     const response = await docs.goto(new URL(href!, `${origin}/index.html`).href);
     expect(response?.status()).toBe(200);
+    // Its icon too (once a 404 for /favicon.ico).
+    await docs.waitForLoadState('networkidle');
+    expect(await docs.locator('link[rel="icon"]').count()).toBe(1);
     expect(await docs.textContent('h1')).toMatch(/dp-quantiles/);
     const algorithm = docs.locator('a[href$="aq.html"]').first();
     await algorithm.click();
     await docs.waitForLoadState();
     expect(await docs.textContent('body')).toMatch(/ApproximateQuantiles|AQ/);
+    await docs.waitForLoadState('networkidle');
+    expect(failed).toEqual([]);
   } finally {
     await docs.close();
   }

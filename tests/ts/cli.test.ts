@@ -456,4 +456,20 @@ describe('examples/stream-large-csv.mjs', () => {
     expect(median).toBeGreaterThan(45); // log-normal(4, 1): median e^4 = 54.6
     expect(median).toBeLessThan(65);
   });
+
+  it('skips empty and non-number cells with a note instead of crashing', () => {
+    const example = fileURLToPath(new URL('../../examples/stream-large-csv.mjs', import.meta.url));
+    const rows = Array.from({ length: 2000 }, (_, i) => `${i},${i % 100 === 0 ? '' : i % 97 === 0 ? 'n/a' : (i % 50) + 0.5}`);
+    const csv = writeCsv('holes.csv', `id,value\n${rows.join('\n')}\n`);
+    const result = spawnSync(process.execPath, [example, csv, '--column', 'value', '--lower', '0', '--upper', '50', '--alpha', '1e-2'], {
+      encoding: 'utf8',
+    });
+    expect(result.status).toBe(0);
+    expect(result.stderr).toMatch(/skipped 40 rows whose 'value' is empty or not a number \(first at line 2\)/);
+    expect(result.stderr).toMatch(/1,960 values/);
+    expect(JSON.parse(result.stdout).quantiles).toHaveLength(6);
+    const missing = spawnSync(process.execPath, [example, csv, '--column', 'nope'], { encoding: 'utf8' });
+    expect(missing.status).toBe(1);
+    expect(missing.stderr.trim()).toBe("stream-large-csv: no column named 'nope' in the header: id, value");
+  });
 });

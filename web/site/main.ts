@@ -22,6 +22,27 @@ const STREAM_METHODS: [string, string][] = [
   ['exp-gk', 'DPExpGK: exponential mechanism on the sketch; protects a replaced row, row count public.'],
 ];
 const COMPARE_COUNTS = [1, 2, 4, 8, 16, 32];
+// A log axis has no 0: an exact release (rank error 0) is drawn here.
+const ZERO_ERROR = 0.01;
+
+// One notation on this page, the one its budget field uses: ε, ρ and δ. The
+// library says epsilon, rho and delta (its options' names); its messages and
+// privacy records are shown in the page's letters.
+const GREEK: Record<string, string> = { epsilon: 'ε', rho: 'ρ', delta: 'δ' };
+function greek(text: string): string {
+  return text.replace(/\b(epsilon|rho|delta)\b/g, (name) => GREEK[name]);
+}
+// A privacy record or budget ({ kind, epsilon, delta } ...) as 'ε = 1, δ = 1e-6'
+// (a zero δ left out; tiny amounts in exponent form).
+function budgetText(budget: Record<string, number | string>): string {
+  return Object.entries(budget)
+    .filter(([key, value]) => key in GREEK && !(key === 'delta' && value === 0))
+    .map(([key, value]) => {
+      const amount = Number(value);
+      return `${GREEK[key]} = ${amount !== 0 && amount < 1e-3 ? amount.toExponential() : Number(amount.toPrecision(4))}`;
+    })
+    .join(', ');
+}
 
 /** Public facts about a built-in column: never read off its data. */
 interface ColumnAbout {
@@ -124,7 +145,7 @@ function showError(code: string, message: string): void {
     INVALID_ARGUMENT: 'bounds-error',
     NOT_ENOUGH_DATA: 'bounds-error',
   };
-  $(target[code] ?? 'data-error').textContent = message;
+  $(target[code] ?? 'data-error').textContent = greek(message);
 }
 
 // Results on screen that no longer match the settings (the last request
@@ -208,6 +229,27 @@ function checkBudget(): void {
   $('budget-warning').textContent = warning;
 }
 
+// The bounds the hint under them describes (filled in or estimated), so the
+// hint never outlives them: once the fields differ, it says so.
+let described: { lower: string; upper: string; step: string; text: string } | undefined;
+
+function describeBounds(text: string): void {
+  const field = (id: string) => $<HTMLInputElement>(id).value.trim();
+  described = text === '' ? undefined : { lower: field('lower'), upper: field('upper'), step: field('step'), text };
+  $('bounds-help').textContent = text;
+}
+
+function boundsEdited(): void {
+  if (described === undefined) return;
+  const field = (id: string) => $<HTMLInputElement>(id).value.trim();
+  const same = field('lower') === described.lower && field('upper') === described.upper && field('step') === described.step;
+  $('bounds-help').textContent = same
+    ? described.text
+    : `Your own bounds: the ones described here were ${described.lower} to ${described.upper}` +
+      (described.step === '' ? '' : `, step ${described.step}`) +
+      ' (type them back to use them).';
+}
+
 // A built-in column's public bounds and step, with their reason.
 function suggestBounds(): void {
   const current = source;
@@ -215,18 +257,19 @@ function suggestBounds(): void {
   if (about === undefined) {
     // Your own file: nothing is known about it, so nothing is suggested, and
     // bounds filled in for another column must not linger.
-    if (current.type === 'file' && $('bounds-help').textContent !== '') {
+    if (current.type === 'file' && described !== undefined) {
       for (const id of ['lower', 'upper', 'step']) $<HTMLInputElement>(id).value = '';
     }
-    $('bounds-help').textContent = '';
+    describeBounds('');
     return;
   }
   $<HTMLInputElement>('lower').value = String(about.lower);
   $<HTMLInputElement>('upper').value = String(about.upper);
   $<HTMLInputElement>('step').value = String(about.step);
-  $('bounds-help').textContent =
+  describeBounds(
     `Filled in for ${columnSelect.value} (${about.unit}): ${about.lower} to ${about.upper}, step ${about.step}. ` +
-    `Public knowledge, not the data: ${about.why}.`;
+      `Public knowledge, not the data: ${about.why}.`,
+  );
 }
 
 function settings(): ReleaseSettings {
@@ -264,22 +307,14 @@ function showSession(session: ReleaseResult['session']): void {
   $('new-budget').hidden = session === undefined;
   $('session-summary').hidden = session === undefined;
   if (session !== undefined) {
-    const show = (b: Record<string, number>) =>
-      Object.entries(b)
-        .filter(([key, value]) => !(key === 'delta' && value === 0))
-        .map(([key, value]) => `${key === 'epsilon' ? 'ε' : key === 'rho' ? 'ρ' : 'δ'} = ${value !== 0 && value < 1e-3 ? value.toExponential() : Number(value.toPrecision(4))}`)
-        .join(', ');
     $('session-summary').textContent =
-      `Spent on this dataset so far: ${show(session.spent)} in ${session.releases} release${session.releases === 1 ? '' : 's'}, ` +
-      `of a session total of ${show(session.total)}. Every release adds to it, and the budget is kept across reloads of this page.`;
+      `Spent on this dataset so far: ${budgetText(session.spent)} in ${session.releases} release${session.releases === 1 ? '' : 's'}, ` +
+      `of a session total of ${budgetText(session.total)}. Every release adds to it, and the budget is kept across reloads of this page.`;
   }
 }
 
 function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
-  const privacy = Object.entries(result.privacy)
-    .filter(([key]) => key !== 'kind')
-    .map(([key, value]) => `${key} = ${value}`)
-    .join(', ');
+  const privacy = budgetText(result.privacy);
   $('summary').textContent =
     `${result.method}: ${asked.quantiles.length} quantile${asked.quantiles.length === 1 ? '' : 's'} in ` +
     `${result.milliseconds.toFixed(1)} ms, spending ${privacy} ` +
@@ -291,10 +326,7 @@ function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
       ? ''
       : ` The ${Math.round(result.intervals.confidence * 100)}% ` +
         `${result.intervals.kind === 'population' ? 'population ' : ''}intervals spent ` +
-        Object.entries(result.intervals.privacy)
-          .filter(([key]) => key !== 'kind')
-          .map(([key, value]) => `${key} = ${value}`)
-          .join(', ') +
+        budgetText(result.intervals.privacy) +
         ' of it.');
   showSession(result.session);
   // The row count is not private: it goes with the owner-only values.
@@ -405,18 +437,40 @@ function showComparison(rows: CompareRow[]): void {
   const methods = [...new Set(rows.map((r) => r.method))];
   const palette = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2'];
   comparePlot?.destroy();
+  // The canvas's axes, legend and lines, in words.
+  const xLabel = 'quantiles released together (m)';
+  const yLabel = 'mean rank error per quantile (rows)';
+  $('compare-chart').setAttribute('role', 'img');
+  $('compare-chart').setAttribute(
+    'aria-label',
+    `${yLabel} against ${xLabel} from ${COMPARE_COUNTS[0]} to ${COMPARE_COUNTS[COMPARE_COUNTS.length - 1]}, ` +
+      `log scales, one line per mechanism: ${methods.join(', ')}`,
+  );
   $('compare-figure').hidden = false;
   $('compare-figure').classList.remove('stale-results');
   comparePlot = new uPlot(
     {
       width: Math.min(720, $('compare-chart').clientWidth || 720),
       height: 320,
-      scales: { x: { time: false, distr: 3 }, y: { distr: 3 } },
+      // Base-2 x axis over exactly the counts run (1, 2, 4, ..., 32), so every
+      // tick is a point; a log-10 axis ran to 100 with ticks at 1 and 10.
+      scales: {
+        x: { time: false, distr: 3, log: 2, range: [COMPARE_COUNTS[0], COMPARE_COUNTS[COMPARE_COUNTS.length - 1]] },
+        y: { distr: 3 },
+      },
       series: [{ label: 'quantiles' }, ...methods.map((m, i) => ({ label: m, stroke: palette[i % palette.length] }))],
-      axes: [{ label: 'number of quantiles' }, { label: 'mean rank error' }],
+      axes: [
+        { label: xLabel, splits: () => COMPARE_COUNTS },
+        { label: yLabel },
+      ],
       legend: { live: false },
     },
-    [COMPARE_COUNTS, ...methods.map((m) => COMPARE_COUNTS.map((c) => Math.max(rows.find((r) => r.method === m && r.m === c)?.meanRankError ?? NaN, 0.01)))],
+    [
+      COMPARE_COUNTS,
+      ...methods.map((m) =>
+        COMPARE_COUNTS.map((c) => Math.max(rows.find((r) => r.method === m && r.m === c)?.meanRankError ?? NaN, ZERO_ERROR)),
+      ),
+    ],
     $('compare-chart'),
   );
 }
@@ -440,7 +494,7 @@ function send(
       setBusy(false);
       showError(reply.code, reply.message);
       if (reply.session !== undefined) showSession(reply.session);
-      onError(reply.message);
+      onError(greek(reply.message));
       return;
     }
     if (done(reply)) setBusy(false);
@@ -547,6 +601,7 @@ $<HTMLInputElement>('intervals').onchange = () => {
   $<HTMLSelectElement>('interval-kind').disabled = !$<HTMLInputElement>('intervals').checked;
 };
 $('budget-value').oninput = checkBudget;
+for (const id of ['lower', 'upper', 'step']) $(id).addEventListener('input', boundsEdited);
 for (const radio of document.querySelectorAll<HTMLInputElement>('input[name="budget"]')) radio.onchange = checkBudget;
 // Enter in any field submits, as in any form; the page never navigates.
 $<HTMLFormElement>('settings').onsubmit = (event) => {
@@ -573,14 +628,12 @@ $('estimate-bounds').onclick = () => {
     if (reply.type !== 'bounds') return false;
     $<HTMLInputElement>('lower').value = String(reply.lower);
     $<HTMLInputElement>('upper').value = String(reply.upper);
-    const spent = Object.entries(reply.privacy)
-      .filter(([key]) => key !== 'kind')
-      .map(([key, value]) => `${key === 'epsilon' ? 'ε' : 'ρ'} = ${value}`)
-      .join(', ');
-    $('bounds-help').textContent =
+    const spent = budgetText(reply.privacy);
+    describeBounds(
       `Estimated privately for ${columnSelect.value}: ${reply.lower} to ${reply.upper}, spending ${spent}` +
-      (reply.neighbouring === 'add-remove-user' ? ', protecting a person with all their rows. ' : '. ') +
-      'A release with these bounds spends its own budget on top.';
+        (reply.neighbouring === 'add-remove-user' ? ', protecting a person with all their rows. ' : '. ') +
+        'A release with these bounds spends its own budget on top.',
+    );
     showSession(reply.session);
     markStale('the bounds changed.');
     return true;

@@ -64,13 +64,23 @@ StatusOr<ReleaseReport> QuantileStream::Release(
                       "'; available: 'exp-gk', 'hist-gk'");
   }
   int64_t bins = sketch_.bins();
+  // A public step: each released value moves to its nearest point
+  // lower + k step (post-processing), printed as that decimal (prepare.h).
+  std::optional<OutputGrid> step_grid;
   for (const auto& option : request.options) {
+    if (option.first == "step") {
+      StatusOr<OutputGrid> grid =
+          OutputGrid::WithStep(sketch_.lower(), sketch_.upper(), option.second);
+      if (!grid.ok()) return grid.status();
+      step_grid = grid.value();
+      continue;
+    }
     if (option.first != "bins" || exp_gk) {
       return Status(
           StatusCode::kInvalidOption,
           "option '" + option.first + "' does not apply to method '" +
               request.method + "'" +
-              (exp_gk ? " (it takes no options)" : " (it takes 'bins')"));
+              (exp_gk ? " (it takes only 'step')" : " (it takes 'bins' and 'step')"));
     }
     const double value = option.second;
     if (!(value >= 1) || value != std::floor(value) ||
@@ -134,6 +144,12 @@ StatusOr<ReleaseReport> QuantileStream::Release(
     values = std::move(released.value());
   }
   if (!rng->healthy()) return EntropyUnavailable();
+  if (step_grid.has_value()) {
+    for (double& value : values) {
+      value = step_grid->ValueAt(step_grid->PointOf(value));
+    }
+    report.resolution = step_grid->resolution();
+  }
   if (session != nullptr) {
     status = session->Charge(report.spent, neighbouring);
     if (!status.ok()) return status;

@@ -106,6 +106,37 @@ describe('streams', () => {
     expect(dpq.quantiles([1, 2, 3], { lower: 0, upper: 4, quantiles: [0.5], epsilon: 1 })).toHaveLength(1);
   });
 
+  it('release on a public step as the decimals lower + k step, with either method', () => {
+    const stream = dpq.createStream({ lower: -3, upper: 7, alpha: 1e-3 });
+    // Values on a 0.01 grid: without a step the releases are interpolated.
+    stream.push(Float64Array.from({ length: 30_000 }, (_, i) => Math.round(((i * 7919) % 1000) - 300) / 100));
+    const quantiles = [0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95];
+    for (const method of ['exp-gk', 'hist-gk'] as const) {
+      for (const [step, places] of [[0.1, 1], [0.01, 2], [0.25, 2]] as const) {
+        for (let seed = 1; seed <= 5; seed++) {
+          const { values } = stream.release({ quantiles, epsilon: 1, method, step, seed });
+          for (const value of values) {
+            // The double nearest the decimal: it prints with at most `places` decimals...
+            expect(String(value)).toBe(String(Number(value.toFixed(places))));
+            // ...and is on the grid -3 + k step.
+            const k = Math.round((value + 3) / step);
+            expect(Math.abs(value - (-3 + k * step))).toBeLessThan(1e-12);
+            expect(value).toBeGreaterThanOrEqual(-3);
+            expect(value).toBeLessThanOrEqual(7);
+          }
+          expect([...values]).toEqual([...values].sort((a, b) => a - b));
+        }
+      }
+    }
+    // A bad step is refused from public parameters, before any charge.
+    const session = dpq.session({ epsilon: 1, neighbouring: 'replace-one' });
+    expect(code(() => session.releaseStream(stream, { quantiles: [0.5], epsilon: 0.5, step: -1 }))).toBe('INVALID_OPTION');
+    expect(code(() => session.releaseStream(stream, { quantiles: [0.5], epsilon: 0.5, step: 1e-20 }))).toBe('INVALID_OPTION');
+    expect(session.spent).toEqual({ epsilon: 0 });
+    expect(session.releases).toBe(0);
+    stream.dispose();
+  });
+
   it('turn bad input into typed errors', () => {
     expect(code(() => dpq.createStream({ lower: 0, upper: 1, alpha: 0 }))).toBe('INVALID_OPTION');
     expect(code(() => dpq.createStream({ lower: 0, upper: 1, alpha: 0.7 }))).toBe('INVALID_OPTION');

@@ -80,18 +80,20 @@ export function wrapStream(
     checkNumber('epsilon', options.epsilon, true);
     checkNumber('rho', options.rho, true);
     checkNumber('bins', options.bins, true);
+    checkNumber('step', options.step, true);
     if (options.seed !== undefined && (!Number.isSafeInteger(options.seed) || options.seed < 0)) {
       fail('INVALID_ARGUMENT', 'seed must be a non-negative safe integer');
     }
     const method = options.method ?? 'exp-gk';
     if (typeof method !== 'string') fail('INVALID_ARGUMENT', 'method must be a string');
     for (const key of Object.keys(options)) {
-      if (!['quantiles', 'epsilon', 'rho', 'method', 'bins', 'seed'].includes(key)) {
+      if (!['quantiles', 'epsilon', 'rho', 'method', 'bins', 'step', 'seed'].includes(key)) {
         fail('INVALID_OPTION', `option '${key}' does not apply to stream releases`);
       }
     }
     const methodOptions: Record<string, number> = {};
     if (options.bins !== undefined) methodOptions.bins = options.bins;
+    if (options.step !== undefined) methodOptions.step = options.step;
     const spec = {
       method,
       epsilon: options.epsilon,

@@ -523,6 +523,12 @@ export interface StreamQuantilesShape {
   method?: 'exp-gk' | 'hist-gk';
   /** hist-gk: bins, dividing the stream's bins; default the stream's. */
   bins?: number;
+  /**
+   * Public output resolution: each value is released as its nearest
+   * `lower + k * step`, the double nearest that decimal (so step 0.1 gives
+   * 2.9, not 2.9000000000000004). Post-processing: it costs no privacy.
+   */
+  step?: number;
   /** Reproducible, NOT private: tests only. */
   seed?: number;
 }

@@ -1,9 +1,9 @@
-// Build step of the demo site: the package's own documents (README.md and
-// docs/algorithms/*.md, exactly the ones the npm tarball ships) rendered to
+// Build step of the demo site: the package's own documents (README.md,
+// CHANGELOG.md and the Markdown under docs/, as the npm tarball ships them) rendered to
 // HTML under dist-site/docs/, with links between them kept working. The
 // page's "API documentation" link points here, so it never depends on a
 // registry page.
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -14,7 +14,8 @@ const out = join(root, 'dist-site/docs');
 // The demo's own icon (a data: URI in index.html), so a docs page asks the
 // server for no /favicon.ico (a 404 there).
 const icon = readFileSync(join(root, 'web/site/index.html'), 'utf8').match(/<link rel="icon"[^>]*>/)[0];
-const pages = ['README.md', 'docs/sessions.md', 'docs/scale.md', ...readdirSync(join(root, 'docs/algorithms')).filter((f) => f.endsWith('.md')).map((f) => `docs/algorithms/${f}`)];
+const markdownIn = (dir) => readdirSync(join(root, dir)).filter((f) => f.endsWith('.md')).map((f) => `${dir}/${f}`);
+const pages = ['README.md', 'CHANGELOG.md', ...markdownIn('docs'), ...markdownIn('docs/algorithms'), ...markdownIn('docs/experiments')];
 
 // README.md sits at the docs root; a link to another shipped .md becomes its
 // .html; links to what the tarball does not ship stay as they are.
@@ -46,4 +47,6 @@ for (const path of pages) {
   mkdirSync(dirname(target), { recursive: true });
   writeFileSync(target, page(path));
 }
+// The README links the licence text.
+copyFileSync(join(root, 'LICENSE'), join(out, 'LICENSE'));
 console.log(`site docs: ${pages.length} pages`);

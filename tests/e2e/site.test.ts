@@ -1,10 +1,10 @@
 // The demo site as built (dist-site/), served by a tiny local server and
 // driven in Debian's Chromium. Screenshots land in test-results/e2e/.
-import { createWriteStream, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import AxeBuilder from '@axe-core/playwright';
@@ -413,6 +413,20 @@ it('links to the API documentation it ships, rendered', async () => {
     await docs.close();
   }
 }, 30_000);
+
+it('ships every page its rendered documents link to', () => {
+  const docs = join(root, 'dist-site/docs');
+  const pages = (readdirSync(docs, { recursive: true }) as string[]).filter((f) => f.endsWith('.html'));
+  expect(pages.length).toBeGreaterThanOrEqual(25);
+  const broken: string[] = [];
+  for (const page of pages) {
+    for (const [, href] of readFileSync(join(docs, page), 'utf8').matchAll(/href="([^"#]+)(?:#[^"]*)?"/g)) {
+      if (/^[a-z]+:/.test(href)) continue;
+      if (!existsSync(join(docs, dirname(page), href))) broken.push(`${page} -> ${href}`);
+    }
+  }
+  expect(broken).toEqual([]);
+});
 
 it('streams a 50 MB CSV with a progress bar in bounded memory, on every core', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'dpq-large-'));

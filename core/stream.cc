@@ -76,11 +76,11 @@ StatusOr<ReleaseReport> QuantileStream::Release(
       continue;
     }
     if (option.first != "bins" || exp_gk) {
-      return Status(
-          StatusCode::kInvalidOption,
-          "option '" + option.first + "' does not apply to method '" +
-              request.method + "'" +
-              (exp_gk ? " (it takes only 'step')" : " (it takes 'bins' and 'step')"));
+      return Status(StatusCode::kInvalidOption,
+                    "option '" + option.first + "' does not apply to method '" +
+                        request.method + "'" +
+                        (exp_gk ? " (it takes only 'step')"
+                                : " (it takes 'bins' and 'step')"));
     }
     const double value = option.second;
     if (!(value >= 1) || value != std::floor(value) ||

@@ -5,6 +5,7 @@
 #include <memory>
 #include <utility>
 
+#include "core/bits.h"
 #include "core/privacy.h"
 
 namespace dpq {
@@ -16,6 +17,29 @@ double LogAdd(double a, double b) {
   if (a < b) std::swap(a, b);
   if (b == kNegativeInfinity) return a;
   return a + std::log1p(std::exp(b - a));
+}
+
+// Extrapolating past released cuts: how many output points beyond a cut a
+// node's shells keep their full mass. Public: a multiple of the points
+// `spacing` between two released cuts times `ratio`, the quantile mass on
+// the far side over the quantile mass between them. Past it the mass halves
+// per shell, so with loose bounds a tail quantile of few records stays near
+// the data instead of anywhere in the empty stretch to the bound. -1 (no
+// reach) when the cuts coincide (an atom says nothing of the spread).
+constexpr double kReachMargin = 4;
+// With a reach, a public bound keeps its own point (an atom there is still
+// found) at 2^-kBoundDropBits of its weight, and its shells decay at once:
+// outputs at or next to a bound far from the data were the worst values.
+constexpr int kBoundDropBits = 4;
+
+// The reach's shell for a node whose released end is `width` points from
+// its public bound, or -1: also when the bound is within the reach, where
+// the records may well run up to it (a top-coded atom beside the bound).
+int Reach(int64_t spacing, double ratio, int64_t width) {
+  if (spacing <= 0 || !(ratio > 0)) return -1;
+  const double points = kReachMargin * static_cast<double>(spacing) * ratio;
+  if (!(points < static_cast<double>(width))) return -1;
+  return BitWidth(static_cast<uint64_t>(points) + 1) - 1;
 }
 
 // One node of Algorithm 1: quantiles [begin, end) on the records of ranks
@@ -41,6 +65,11 @@ struct Node {
   uint32_t last_end;
   double budget;
   AqBudgetSplit split;
+  // Reach shells of the ends' measures (PointMeasure::Shells), -1 for none:
+  // set where one end is a public bound and the other a released cut with
+  // a further released cut beyond it (Reach below).
+  int first_reach = -1;
+  int last_reach = -1;
 
   size_t middle() const { return begin + (end - begin + 1) / 2 - 1; }
   bool leaf() const { return end - begin == 1; }
@@ -65,37 +94,63 @@ struct Node {
             first_point,
             last_point,
             (quantiles[middle()] - low) / (high - low),
-            PointMeasure::Shells(first_point, last_point, first_end, last_end)};
+            PointMeasure::Shells(first_point, last_point, first_end, last_end,
+                                 first_reach, last_reach,
+                                 first_reach == 0 ? kBoundDropBits : 0,
+                                 last_reach == 0 ? kBoundDropBits : 0)};
   }
   Node Left(const std::vector<double>& quantiles, SplitPoint cut) const {
-    return {begin,
-            middle(),
-            low,
-            quantiles[middle()],
-            first_point,
-            cut.point,
-            runs,
-            lo,
-            lo + cut.split,
-            first_end,
-            kReleasedEndWeight,
-            ChildBudget(),
-            split};
+    Node left{begin,
+              middle(),
+              low,
+              quantiles[middle()],
+              first_point,
+              cut.point,
+              runs,
+              lo,
+              lo + cut.split,
+              first_end,
+              kReleasedEndWeight,
+              ChildBudget(),
+              split};
+    // A public bound on the left, released cuts at cut and at this node's
+    // right end: the left child's records lie about as far below the cut as
+    // the quantiles between them say.
+    if (first_end == kBoundEndWeight && last_end == kReleasedEndWeight) {
+      const double q = quantiles[middle()];
+      const int reach = Reach(last_point - cut.point, (q - low) / (high - q),
+                              cut.point - first_point);
+      if (reach >= 0) {
+        left.first_reach = 0;
+        left.last_reach = reach;
+      }
+    }
+    return left;
   }
   Node Right(const std::vector<double>& quantiles, SplitPoint cut) const {
-    return {middle() + 1,
-            end,
-            quantiles[middle()],
-            high,
-            cut.point,
-            last_point,
-            runs,
-            lo + cut.split,
-            hi,
-            kReleasedEndWeight,
-            last_end,
-            ChildBudget(),
-            split};
+    Node right{middle() + 1,
+               end,
+               quantiles[middle()],
+               high,
+               cut.point,
+               last_point,
+               runs,
+               lo + cut.split,
+               hi,
+               kReleasedEndWeight,
+               last_end,
+               ChildBudget(),
+               split};
+    if (last_end == kBoundEndWeight && first_end == kReleasedEndWeight) {
+      const double q = quantiles[middle()];
+      const int reach = Reach(cut.point - first_point, (high - q) / (q - low),
+                              last_point - cut.point);
+      if (reach >= 0) {
+        right.first_reach = reach;
+        right.last_reach = 0;
+      }
+    }
+    return right;
   }
 };
 

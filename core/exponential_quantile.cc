@@ -604,7 +604,9 @@ double QuantileSensitivity(double q) {
 }
 
 PointMeasure PointMeasure::Shells(int64_t first, int64_t last,
-                                  uint32_t first_weight, uint32_t last_weight) {
+                                  uint32_t first_weight, uint32_t last_weight,
+                                  int first_reach, int last_reach,
+                                  int first_drop, int last_drop) {
   PointMeasure m;
   m.first_ = first;
   m.last_ = last;
@@ -618,16 +620,46 @@ PointMeasure PointMeasure::Shells(int64_t first, int64_t last,
   m.whole_ = BitWidth(points) - 1;
   m.top_ = std::min(m.whole_, kMostShellBits);
   m.shift_ = m.whole_ - m.top_;
+  // Shells 0..shift_ are one piece (PointAt): a reach starts past them.
+  m.first_reach_ = first_reach < 0 ? -1 : std::max(first_reach, m.shift_);
+  m.last_reach_ = last_reach < 0 ? -1 : std::max(last_reach, m.shift_);
+  if (m.first_reach_ >= 0) m.first_drop_ = first_drop;
+  if (m.last_reach_ >= 0) m.last_drop_ = last_drop;
+  m.last_total_ =
+      m.SideMass(static_cast<int64_t>(points), m.last_reach_, m.last_drop_);
+  if (m.first_reach_ >= 0 || m.last_reach_ >= 0) {
+    // The decaying shells are the point: no flat part spread over the
+    // stretch they leave (1, so every weight stays positive).
+    m.flat_ = 1;
+    return m;
+  }
   // A fifth flat: U M = (c_first + c_last) E / 4. No overflow: E <= 54
   // 2^52 < 2^57.76 (at most K + 2 <= 54 shells of mass 2^K), the end
   // weights are at most 16 each, so the product is below 2^62.76 and the
   // total mass, 5/4 of it, below 2^63.1; M is at least 1 and at most
   // 2^52 + 1.
   const uint64_t ends = m.first_weight_ + m.last_weight_;
-  m.side_total_ = m.SideMass(static_cast<int64_t>(points));
-  const uint64_t shells = ends * m.side_total_;
+  const uint64_t shells = ends * m.last_total_;
   m.flat_ = std::max<uint64_t>(1, shells / (kShellsToFlat * points));
   return m;
+}
+
+uint64_t PointMeasure::ReachedSideMass(int64_t cells, int reach,
+                                       int drop) const {
+  // Shell k holds the distances [2^k - 1, 2^(k+1) - 2], each of weight
+  // ShellWeight; past the reach the weights fall to 0 and so does the rest.
+  const auto x = static_cast<uint64_t>(cells);
+  uint64_t total = 0;
+  for (int k = 0; k <= whole_ + 1; ++k) {
+    const uint64_t start = (uint64_t{1} << k) - 1;
+    if (start >= x) break;
+    const uint64_t weight =
+        ShellWeight(static_cast<int64_t>(start), reach, drop);
+    if (weight == 0) break;
+    const uint64_t end = std::min(x, (uint64_t{2} << k) - 1);
+    total += (end - start) * weight;
+  }
+  return total;
 }
 
 int64_t PointMeasure::PointAt(int64_t from, int64_t to, uint64_t offset) const {

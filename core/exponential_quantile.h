@@ -134,6 +134,9 @@ constexpr uint64_t kShellsToFlat = 4;
 // every weight below 2^32 and every mass below 2^64 (end weights <= 16).
 // Not privacy-relevant.
 constexpr int kMostShellBits = 26;
+// Beyond an end's reach its shells' masses fall by 2^kReachDecayBits per
+// shell (per doubling of the distance). Public; not privacy-relevant.
+constexpr int kReachDecayBits = 2;
 
 // The base measure of the mechanism: a positive integer weight per output
 // point of [first, last], so an output's probability is proportional to
@@ -160,16 +163,25 @@ class PointMeasure {
  public:
   PointMeasure() = default;  // uniform
   // Endpoint shells over [first, last]; 0 turns an end off (both 0, or
-  // last < first: uniform).
+  // last < first: uniform). A reach r >= 0 for an end (a shell index, from
+  // public values only) divides the mass of each of that end's shells
+  // beyond shell r by 2^kReachDecayBits per shell, so its mass decays with
+  // distance instead of staying equal per shell, and with a reach an end's
+  // `drop` divides all its weights by 2^drop; with any reach the flat part
+  // is 1 per point. -1: no reach (and no drop).
   static PointMeasure Shells(int64_t first, int64_t last, uint32_t first_weight,
-                             uint32_t last_weight);
+                             uint32_t last_weight, int first_reach = -1,
+                             int last_reach = -1, int first_drop = 0,
+                             int last_drop = 0);
 
   bool uniform() const { return first_weight_ == 0 && last_weight_ == 0; }
   // w(p) for a point of [first, last].
   uint64_t Weight(int64_t point) const {
     if (uniform()) return 1;
-    return flat_ + first_weight_ * ShellWeight(point - first_) +
-           last_weight_ * ShellWeight(last_ - point);
+    return flat_ +
+           first_weight_ *
+               ShellWeight(point - first_, first_reach_, first_drop_) +
+           last_weight_ * ShellWeight(last_ - point, last_reach_, last_drop_);
   }
   // The sum of w over [from, to] (0 when to < from); below 2^64.
   uint64_t Mass(int64_t from, int64_t to) const {
@@ -181,8 +193,10 @@ class PointMeasure {
   uint64_t Prefix(int64_t x) const {
     const uint64_t before = static_cast<uint64_t>(x - first_);
     if (uniform()) return before;
-    return flat_ * before + first_weight_ * SideMass(x - first_) +
-           last_weight_ * (side_total_ - SideMass(last_ - x + 1));
+    return flat_ * before +
+           first_weight_ * SideMass(x - first_, first_reach_, first_drop_) +
+           last_weight_ *
+               (last_total_ - SideMass(last_ - x + 1, last_reach_, last_drop_));
   }
   // The point p of [from, to] with Mass(from, p - 1) <= offset <
   // Mass(from, p), for offset < Mass(from, to): drawing offset uniformly
@@ -190,13 +204,18 @@ class PointMeasure {
   int64_t PointAt(int64_t from, int64_t to, uint64_t offset) const;
 
  private:
-  // e(d), and the mass of one end's first `cells` points.
-  uint64_t ShellWeight(int64_t distance) const {
+  // e(d) for an end with reach `reach`, and the mass of that end's first
+  // `cells` points.
+  uint64_t ShellWeight(int64_t distance, int reach, int drop) const {
     const int k = BitWidth(static_cast<uint64_t>(distance) + 1) - 1;
-    return uint64_t{1} << (top_ - (k > shift_ ? k - shift_ : 0));
+    const int exponent =
+        top_ - (k > shift_ ? k - shift_ : 0) -
+        (reach >= 0 && k > reach ? kReachDecayBits * (k - reach) : 0) - drop;
+    return exponent < 0 ? 0 : uint64_t{1} << exponent;
   }
-  uint64_t SideMass(int64_t cells) const {
+  uint64_t SideMass(int64_t cells, int reach, int drop) const {
     if (cells <= 0) return 0;
+    if (reach >= 0) return ReachedSideMass(cells, reach, drop);
     const auto x = static_cast<uint64_t>(cells);
     const int k = BitWidth(x) - 1;  // the shell of the last point counted
     if (k <= shift_) return x << top_;
@@ -207,10 +226,17 @@ class PointMeasure {
            ((x - (uint64_t{1} << k) + 1) << (whole_ - k));
   }
 
+  // SideMass with a reach: shell by shell (at most K + 1 of them).
+  uint64_t ReachedSideMass(int64_t cells, int reach, int drop) const;
+
   int64_t first_ = 0;
   int64_t last_ = 0;
   uint64_t flat_ = 1;        // U
-  uint64_t side_total_ = 0;  // E, one end's shells over all M points
+  uint64_t last_total_ = 0;  // the last end's shells over all M points
+  int first_reach_ = -1;
+  int last_reach_ = -1;
+  int first_drop_ = 0;
+  int last_drop_ = 0;
   uint64_t first_weight_ = 0;
   uint64_t last_weight_ = 0;
   int whole_ = 0;  // K

@@ -81,16 +81,19 @@ std::vector<std::vector<int64_t>> AllOutputs(int64_t steps, size_t m) {
 
 TEST(AqTest, TailQuantilesStayNearTheDataWithLooseBounds) {
   // 1,000 records in the middle 5% of a 2^20-step grid (Uniform(-5, 5) in
-  // [-100, 100]), m = 120, eps = 1: the endpoint-shell measure keeps the
-  // tail quantiles of the deep nodes beside the data instead of anywhere in
-  // the empty 95%. Mean |released - true| over 20 seeded releases (the same
-  // on every platform: the sampler is exact): 0.013 of the range with the
-  // measure, 0.022 with uniform weights.
+  // [-100, 100]), m = 120, eps = 1 per path. The endpoint-shell measure keeps
+  // the deep nodes' quantiles beside their released cuts; the reach keeps
+  // those next to a public bound within what the cuts beyond say about the
+  // spread, instead of anywhere in the empty 95%. Over 40 seeded releases
+  // (the same on every platform: the sampler is exact): the mean
+  // |released - true| and the mean of each release's worst one, as
+  // fractions of the range.
   const int64_t steps = int64_t{1} << 20;
   const std::vector<double> quantiles = UniformQuantiles(120);
-  const double per_level = 1.0 / ApproximateQuantilesLevels(120);
+  const int runs = 40;
   double error = 0;
-  for (uint64_t seed = 1; seed <= 20; ++seed) {
+  double worst = 0;
+  for (int seed = 1; seed <= runs; ++seed) {
     SeededRandom rng(seed);
     std::vector<double> cells;
     for (int i = 0; i < 1000; ++i) {
@@ -99,15 +102,24 @@ TEST(AqTest, TailQuantilesStayNearTheDataWithLooseBounds) {
     }
     std::sort(cells.begin(), cells.end());
     const std::vector<int64_t> points = SampleApproximateQuantiles(
-        testing::RunsOf(cells).view(), steps, quantiles, per_level,
-        AqBudgetSplit::kPerLevel, rng);
+        testing::RunsOf(cells).view(), steps, quantiles, 1.0,
+        AqBudgetSplit::kPerPath, rng);
+    double release_worst = 0;
     for (size_t i = 0; i < quantiles.size(); ++i) {
       const double truth = cells[FloorProduct(quantiles[i], 1000)];
-      error += std::fabs(static_cast<double>(points[i]) - truth) /
-               static_cast<double>(steps) / (20.0 * quantiles.size());
+      const double e = std::fabs(static_cast<double>(points[i]) - truth) /
+                       static_cast<double>(steps);
+      error += e / (runs * static_cast<double>(quantiles.size()));
+      release_worst = std::max(release_worst, e);
     }
+    worst += release_worst / runs;
   }
-  EXPECT_LT(error, 0.018);
+  std::printf(
+      "loose bounds, m = 120: mean error %.5f, mean worst %.4f of "
+      "the range\n",
+      error, worst);
+  EXPECT_LT(error, 0.002);
+  EXPECT_LT(worst, 0.03);
 }
 
 TEST(AqTest, ExactOutputDistributionSumsToOne) {

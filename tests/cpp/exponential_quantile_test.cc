@@ -100,6 +100,87 @@ TEST(PointMeasureTest, ShellsMatchTheirDefinition) {
   EXPECT_TRUE(PointMeasure::Shells(0, 9, 0, 0).uniform());
 }
 
+// With reaches: an end's shell k beyond its reach r weighs
+// 2^(K - k - kReachDecayBits (k - r) - drop), 0 once that exponent is
+// negative, and the flat part is 1.
+std::vector<uint64_t> ReachedShellWeights(int64_t points, uint64_t c_first,
+                                          uint64_t c_last, int r_first,
+                                          int r_last, int drop_first,
+                                          int drop_last) {
+  int whole = 0;
+  while ((int64_t{2} << whole) <= points) ++whole;
+  auto e = [&](int64_t d, int reach, int drop) -> uint64_t {
+    int k = 0;
+    while ((int64_t{2} << k) <= d + 1) ++k;
+    const int exponent =
+        whole - k - (k > reach ? kReachDecayBits * (k - reach) : 0) - drop;
+    return exponent < 0 ? 0 : uint64_t{1} << exponent;
+  };
+  std::vector<uint64_t> w;
+  for (int64_t d = 0; d < points; ++d) {
+    w.push_back(1 + c_first * e(d, r_first, drop_first) +
+                c_last * e(points - 1 - d, r_last, drop_last));
+  }
+  return w;
+}
+
+TEST(PointMeasureTest, ReachedShellsMatchTheirDefinition) {
+  struct Case {
+    uint32_t c_first, c_last;
+    int r_first, r_last, drop_first, drop_last;
+  };
+  for (int64_t points : {1, 2, 7, 8, 100, 1025, 4096}) {
+    for (const Case& c : {Case{1, 16, 0, 5, 4, 0}, Case{16, 1, 3, 0, 0, 4},
+                          Case{16, 16, 2, 9, 0, 0}, Case{1, 16, 0, 0, 4, 0}}) {
+      const int64_t first = 5;
+      const int64_t last = first + points - 1;
+      const PointMeasure m =
+          PointMeasure::Shells(first, last, c.c_first, c.c_last, c.r_first,
+                               c.r_last, c.drop_first, c.drop_last);
+      const std::vector<uint64_t> w =
+          ReachedShellWeights(points, c.c_first, c.c_last, c.r_first, c.r_last,
+                              c.drop_first, c.drop_last);
+      std::vector<uint64_t> prefix = {0};
+      for (uint64_t x : w) prefix.push_back(prefix.back() + x);
+      for (int64_t p = first; p <= last; ++p) {
+        ASSERT_EQ(m.Weight(p), w[p - first]) << points << " " << p;
+      }
+      for (int64_t a = first; a <= last; a += 1 + points / 13) {
+        for (int64_t b = a - 1; b <= last; b += 1 + points / 11) {
+          ASSERT_EQ(m.Mass(a, b), prefix[b + 1 - first] - prefix[a - first])
+              << points << " [" << a << ", " << b << "]";
+        }
+      }
+      const uint64_t total = m.Mass(first, last);
+      for (uint64_t o = 0; o < total; o += 1 + total / 101) {
+        const int64_t p = m.PointAt(first, last, o);
+        ASSERT_LE(m.Mass(first, p - 1), o);
+        ASSERT_GT(m.Mass(first, p), o);
+      }
+    }
+  }
+  // On the finest grid (2^52 + 1 points, innermost shells merged) masses
+  // still add up and PointAt inverts them.
+  const int64_t last = int64_t{1} << 52;
+  const PointMeasure big = PointMeasure::Shells(0, last, 1, 16, 0, 30, 4, 0);
+  const uint64_t total = big.Mass(0, last);
+  EXPECT_EQ(total, big.Mass(0, last / 3) + big.Mass(last / 3 + 1, last));
+  for (uint64_t o : {uint64_t{0}, total / 7, total / 2, total - 1}) {
+    const int64_t p = big.PointAt(0, last, o);
+    ASSERT_LE(big.Mass(0, p - 1), o);
+    ASSERT_GT(big.Mass(0, p), o);
+  }
+  // Beyond the reach a point one shell further weighs 2^-(1 +
+  // kReachDecayBits) as much (1 for the shell, the rest the decay); the
+  // flat part is 1 and the bound's own shells are gone this far from it.
+  const int64_t in30 = last - ((int64_t{1} << 30) - 1);
+  const int64_t in31 = last - ((int64_t{1} << 31) - 1);
+  EXPECT_EQ(big.Weight(in31) - 1,
+            (big.Weight(in30) - 1) >> (1 + kReachDecayBits));
+  // (K = 52, the top 26 shells merged: shell 30 weighs 2^(26 - 4) a point.)
+  EXPECT_EQ(big.Weight(in30), 1 + 16 * (uint64_t{1} << 22));
+}
+
 TEST(PointMeasureTest, EveryShellHoldsTheSameMassAndAFifthIsFlat) {
   // M = 2^10 points, one end: shells 0..9 hold 2^10 each, shell 10 the one
   // point left; the flat part is U M = E / 4, a fifth of the total.

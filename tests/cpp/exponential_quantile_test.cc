@@ -61,6 +61,34 @@ std::vector<uint64_t> ShellWeights(int64_t points, uint64_t c_first,
   return w;
 }
 
+// `m` over [first, first + w.size() - 1] has the weights w: each weight,
+// the masses of many ranges, and PointAt inverting them (offset o lands on
+// the point whose share holds it).
+void ExpectMeasureIs(const PointMeasure& m, int64_t first,
+                     const std::vector<uint64_t>& w) {
+  const auto points = static_cast<int64_t>(w.size());
+  const int64_t last = first + points - 1;
+  std::vector<uint64_t> prefix = {0};
+  for (uint64_t x : w) prefix.push_back(prefix.back() + x);
+  for (int64_t p = first; p <= last; ++p) {
+    ASSERT_EQ(m.Weight(p), w[p - first]) << points << " " << p;
+  }
+  for (int64_t a = first; a <= last; a += 1 + points / 13) {
+    for (int64_t b = a - 1; b <= last; b += 1 + points / 11) {
+      ASSERT_EQ(m.Mass(a, b), prefix[b + 1 - first] - prefix[a - first])
+          << points << " [" << a << ", " << b << "]";
+    }
+  }
+  for (const int64_t from : {first, first + points / 3}) {
+    const uint64_t total = m.Mass(from, last);
+    for (uint64_t o = 0; o < total; o += 1 + total / 97) {
+      const int64_t p = m.PointAt(from, last, o);
+      ASSERT_LE(m.Mass(from, p - 1), o);
+      ASSERT_GT(m.Mass(from, p), o);
+    }
+  }
+}
+
 TEST(PointMeasureTest, ShellsMatchTheirDefinition) {
   for (int64_t points : {1, 2, 3, 7, 8, 9, 100, 1025}) {
     for (const auto& [c_first, c_last] :
@@ -69,27 +97,7 @@ TEST(PointMeasureTest, ShellsMatchTheirDefinition) {
       const int64_t first = 17;
       const int64_t last = first + points - 1;
       const PointMeasure m = PointMeasure::Shells(first, last, c_first, c_last);
-      const std::vector<uint64_t> w = ShellWeights(points, c_first, c_last);
-      std::vector<uint64_t> prefix = {0};
-      for (uint64_t x : w) prefix.push_back(prefix.back() + x);
-      for (int64_t p = first; p <= last; ++p) {
-        ASSERT_EQ(m.Weight(p), w[p - first]) << points << " " << p;
-      }
-      for (int64_t a = first; a <= last; a += 1 + points / 13) {
-        for (int64_t b = a - 1; b <= last; b += 1 + points / 11) {
-          ASSERT_EQ(m.Mass(a, b), prefix[b + 1 - first] - prefix[a - first])
-              << points << " [" << a << ", " << b << "]";
-        }
-      }
-      // PointAt inverts the mass: offset o lands on the point whose share
-      // holds it.
-      const int64_t from = first + points / 3;
-      const uint64_t total = m.Mass(from, last);
-      for (uint64_t o = 0; o < total; o += 1 + total / 97) {
-        const int64_t p = m.PointAt(from, last, o);
-        ASSERT_LE(m.Mass(from, p - 1), o);
-        ASSERT_GT(m.Mass(from, p), o);
-      }
+      ExpectMeasureIs(m, first, ShellWeights(points, c_first, c_last));
     }
   }
   // Uniform: weight 1, mass = points, PointAt = from + offset.
@@ -137,26 +145,10 @@ TEST(PointMeasureTest, ReachedShellsMatchTheirDefinition) {
       const PointMeasure m =
           PointMeasure::Shells(first, last, c.c_first, c.c_last, c.r_first,
                                c.r_last, c.drop_first, c.drop_last);
-      const std::vector<uint64_t> w =
+      ExpectMeasureIs(
+          m, first,
           ReachedShellWeights(points, c.c_first, c.c_last, c.r_first, c.r_last,
-                              c.drop_first, c.drop_last);
-      std::vector<uint64_t> prefix = {0};
-      for (uint64_t x : w) prefix.push_back(prefix.back() + x);
-      for (int64_t p = first; p <= last; ++p) {
-        ASSERT_EQ(m.Weight(p), w[p - first]) << points << " " << p;
-      }
-      for (int64_t a = first; a <= last; a += 1 + points / 13) {
-        for (int64_t b = a - 1; b <= last; b += 1 + points / 11) {
-          ASSERT_EQ(m.Mass(a, b), prefix[b + 1 - first] - prefix[a - first])
-              << points << " [" << a << ", " << b << "]";
-        }
-      }
-      const uint64_t total = m.Mass(first, last);
-      for (uint64_t o = 0; o < total; o += 1 + total / 101) {
-        const int64_t p = m.PointAt(first, last, o);
-        ASSERT_LE(m.Mass(first, p - 1), o);
-        ASSERT_GT(m.Mass(first, p), o);
-      }
+                              c.drop_first, c.drop_last));
     }
   }
   // On the finest grid (2^52 + 1 points, innermost shells merged) masses

@@ -314,6 +314,26 @@ TEST(IntervalsTest, BadOptionsAreTypedErrors) {
   EXPECT_TRUE(ReleaseQuantiles(data.data(), 3, request, out.data()).ok());
 }
 
+// log P(lower bracket = point) and log P(upper bracket = point): each
+// bracket is the exponential mechanism for q on the records `cells` with
+// `below` phantoms at point 0 (lower) or `above` at `steps` (upper).
+std::pair<double, double> BracketLogProbabilities(
+    const std::vector<double>& cells, size_t below, size_t above, int64_t steps,
+    double q, double epsilon_each, int64_t point) {
+  std::vector<double> down(below, 0.0);
+  down.insert(down.end(), cells.begin(), cells.end());
+  std::vector<double> up = cells;
+  up.insert(up.end(), above, static_cast<double>(steps));
+  const RunsStore down_runs = testing::RunsOf(down);
+  const RunsStore up_runs = testing::RunsOf(up);
+  const QuantileProblem lower =
+      QuantileProblem::Whole(down_runs.view(), steps, q);
+  const QuantileProblem upper =
+      QuantileProblem::Whole(up_runs.view(), steps, q);
+  return {PointLogProbability(lower, epsilon_each, point),
+          PointLogProbability(upper, epsilon_each, point)};
+}
+
 // Exact privacy of the brackets: with phantoms (public) added as the release
 // adds them, each bracket is an exponential mechanism whose output
 // probabilities move by at most e^epsilon_each when a record is added, and
@@ -334,19 +354,8 @@ TEST(IntervalsTest, BracketsArePrivateExactly) {
     // log P(bracket = point) for the lower and the upper bracket.
     auto log_probabilities = [&](const std::vector<double>& cells,
                                  int64_t point) {
-      std::vector<double> down(below, 0.0);
-      down.insert(down.end(), cells.begin(), cells.end());
-      std::vector<double> up = cells;
-      up.insert(up.end(), above, static_cast<double>(steps));
-      const RunsStore down_runs = testing::RunsOf(down);
-      const RunsStore up_runs = testing::RunsOf(up);
-      const QuantileProblem lower =
-          QuantileProblem::Whole(down_runs.view(), steps, q);
-      const QuantileProblem upper =
-          QuantileProblem::Whole(up_runs.view(), steps, q);
-      return std::pair<double, double>(
-          PointLogProbability(lower, epsilon_each, point),
-          PointLogProbability(upper, epsilon_each, point));
+      return BracketLogProbabilities(cells, below, above, steps, q,
+                                     epsilon_each, point);
     };
     // Far apart on a large grid: the normalizer is then dominated by the
     // empty stretches, where the bound is nearly attained.
@@ -404,19 +413,8 @@ TEST(IntervalsTest, PopulationIntervalsArePrivateExactly) {
         BracketPhantoms(t + SamplingOffsetBelow(q, bound, beta_half), 1 - q);
     const size_t above =
         BracketPhantoms(t + SamplingOffsetAbove(q, bound, beta_half), q);
-    std::vector<double> down(below, 0.0);
-    down.insert(down.end(), cells.begin(), cells.end());
-    std::vector<double> up = cells;
-    up.insert(up.end(), above, static_cast<double>(steps));
-    const RunsStore down_runs = testing::RunsOf(down);
-    const RunsStore up_runs = testing::RunsOf(up);
-    const QuantileProblem lower =
-        QuantileProblem::Whole(down_runs.view(), steps, q);
-    const QuantileProblem upper =
-        QuantileProblem::Whole(up_runs.view(), steps, q);
-    return std::pair<double, double>(
-        PointLogProbability(lower, epsilon_each, point),
-        PointLogProbability(upper, epsilon_each, point));
+    return BracketLogProbabilities(cells, below, above, steps, q, epsilon_each,
+                                   point);
   };
   std::vector<double> x;
   for (double c : points) x.insert(x.end(), 4, c);

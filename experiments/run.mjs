@@ -16,12 +16,17 @@
 //     data's public resolution as `step`.
 //  2. Lalanne et al., Figure 3: Mixed(p, delta) distributions, m = 8,
 //     epsilon = 1, sup-norm error against the population quantiles as n grows.
+//  3. Many quantiles of much data: n = 10^6 from Uniform(-5, 5) and N(0, 5)
+//     in [-100, 100], m = 500 and 1,000, epsilon = 1 and rho = 1/2: the
+//     default, AggTree and the tree CDF (the joint methods and AppIndExp do
+//     not scale to that m), rank, value and worst value errors.
 //
 // Writes reference.md (the AQ authors' published-code numbers beside ours)
 // and best-methods.md (the best method per dataset, m and budget).
 //
 // Usage: node experiments/run.mjs [--trials N] [--runs N] [--out DIR]
 //                                 [--datasets name,name] [--skip-mixed]
+//                                 [--skip-large] [--large-trials N]
 // Seeds make the tables reproducible; seeded releases are not private, which
 // is fine for an experiment on public or synthetic data.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -34,6 +39,7 @@ import * as vega from 'vega';
 import * as vegaLite from 'vega-lite';
 
 import { loadDpQuantiles } from '../dist/node.js';
+import { rankError, tieOf } from '../dist/truth.js';
 import { BUDGETS, M_VALUES, datasets, generator, root } from './section.mjs';
 
 const { values: args } = parseArgs({
@@ -43,6 +49,8 @@ const { values: args } = parseArgs({
     out: { type: 'string', default: join(root, 'docs/experiments') },
     datasets: { type: 'string' },
     'skip-mixed': { type: 'boolean', default: false },
+    'skip-large': { type: 'boolean', default: false },
+    'large-trials': { type: 'string', default: '10' },
   },
 });
 const TRIALS = Number(args.trials);
@@ -186,6 +194,62 @@ await chart(
   },
   join(args.out, 'lalanne-figure-3-mixed.svg'),
 );
+}
+
+// 3. Many quantiles of much data.
+if (!args['skip-large']) {
+  const LARGE_TRIALS = Number(args['large-trials']);
+  const n = 1_000_000;
+  const [lower, upper] = [-100, 100];
+  const normal = (random) => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+  const sources = [
+    ['uniform', (random) => -5 + 10 * random()],
+    ['gaussian', (random) => 5 * normal(random)],
+  ];
+  const methods = ['aq', 'aggtree', 'tree-cdf'];
+  const largeRows = [];
+  for (const [name, draw] of sources) {
+    for (const { label, budget } of BUDGETS) {
+      for (const m of [500, 1000]) {
+        const quantiles = Array.from({ length: m }, (_, i) => (i + 1) / (m + 1));
+        const per = methods.map(() => ({ rank: [], value: [], worst: [] }));
+        const started = Date.now();
+        for (let trial = 0; trial < LARGE_TRIALS; trial++) {
+          const random = generator(7919 * trial + m + name.length);
+          const data = Float64Array.from({ length: n }, () => draw(random));
+          const sorted = Float64Array.from(data).map((x) => Math.min(Math.max(x, lower), upper)).sort();
+          methods.forEach((method, k) => {
+            const release = dpq.release(data, { lower, upper, quantiles, ...budget, method, seed: trial * 131 + m });
+            const tie = tieOf(release.resolution, lower, upper);
+            let rank = 0;
+            let value = 0;
+            let worst = 0;
+            quantiles.forEach((q, i) => {
+              const v = release.values[i];
+              const error = Math.abs(v - sorted[Math.min(Math.floor(q * n), n - 1)]) / (upper - lower);
+              rank += rankError(sorted, q, v, tie) / m;
+              value += error / m;
+              worst = Math.max(worst, error);
+            });
+            per[k].rank.push(rank);
+            per[k].value.push(value);
+            per[k].worst.push(worst);
+          });
+        }
+        const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+        const se = (xs) => Math.sqrt(xs.reduce((a, b) => a + (b - mean(xs)) ** 2, 0) / Math.max(1, xs.length - 1) / xs.length);
+        methods.forEach((method, k) => {
+          largeRows.push({
+            dataset: name, budget: label, method, m, n,
+            mean_rank_error: mean(per[k].rank).toFixed(2), rank_error_se: se(per[k].rank).toFixed(2),
+            mean_value_error: mean(per[k].value).toExponential(3), mean_worst_value_error: mean(per[k].worst).toExponential(3),
+          });
+        });
+        console.log(`large m: ${name}, ${label}, m = ${m}: ${Math.round((Date.now() - started) / 1000)} s`);
+      }
+    }
+  }
+  writeFileSync(join(args.out, 'large-m.csv'), toCsv(largeRows));
 }
 
 // The summary, from every CSV in the output folder (runs may be partial).

@@ -194,8 +194,11 @@ it('estimates bounds privately, spending a tenth of the budget from the session'
   expect(after).toBeCloseTo(before + 0.1, 3);
   expect(countAfter).toBe(count + 1);
   await release(String(lower), String(upper));
-  expect(await page.textContent('#bounds-error')).toBe('');
-  expect((await spent())[1]).toBe(count + 2);
+  // Every field's error, so a refusal would say which.
+  for (const id of ['#bounds-error', '#budget-error', '#quantiles-error', '#option-error', '#data-error']) {
+    expect(await page.textContent(id), id).toBe('');
+  }
+  await expect.poll(async () => (await spent())[1]).toBe(count + 2);
 }, 60_000);
 
 it('uses every built-in dataset and the deciles preset', async () => {

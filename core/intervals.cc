@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <set>
 #include <string>
+#include <tuple>
 
 #include "core/discrete_noise.h"
 #include "core/exact_exponential.h"
@@ -203,6 +206,227 @@ Brackets SampleBrackets(const Runs& runs, const OutputGrid& release_grid,
       problem.hi = count + above[j];
       brackets.high.push_back(grid.ValueAt(sampler.SamplePoint(problem, rng)));
     }
+  }
+  return brackets;
+}
+
+StatusOr<AggTreeShape> IntervalTreeShape(const OutputGrid& grid) {
+  return AggTreeShapeForPoints(grid.steps() + 1, 0, 0, false);
+}
+
+namespace {
+
+// The nodes (level, index) of point j's noisy prefix: at each level the
+// siblings before j's ancestor, and leaf j itself.
+std::vector<std::pair<int, int64_t>> PrefixNodes(const AggTreeShape& shape,
+                                                 int64_t j) {
+  std::vector<std::pair<int, int64_t>> nodes = {{0, j}};
+  int64_t index = j;
+  for (int level = 0; level < shape.height; ++level) {
+    const int64_t first_sibling = index - index % shape.branching;
+    for (int64_t i = first_sibling; i < index; ++i) nodes.push_back({level, i});
+    index /= shape.branching;
+  }
+  return nodes;
+}
+
+// How many of e(j)'s noises have coefficient 1 (in j's prefix only), 1 - q
+// (in both prefixes) and -q (in N^'s only): every distinct triple over the
+// grid's points. Public: the shape and the grid.
+std::set<std::tuple<int, int, int>> CoefficientCounts(const AggTreeShape& shape,
+                                                      const OutputGrid& grid) {
+  const int64_t last = grid.steps();
+  const auto total = PrefixNodes(shape, last);
+  const std::set<std::pair<int, int64_t>> in_total(total.begin(), total.end());
+  std::set<std::tuple<int, int, int>> counts;
+  for (int64_t j = 0; j <= last; ++j) {
+    int only = 0;
+    int both = 0;
+    for (const auto& node : PrefixNodes(shape, j)) {
+      (in_total.count(node) > 0 ? both : only) += 1;
+    }
+    counts.insert({only, both, static_cast<int>(total.size()) - both});
+  }
+  return counts;
+}
+
+// log E[exp(u Z)] for the discrete Laplace with P(Z = z) proportional to
+// p^|z|, |u| < -log p.
+double LaplaceLogMgf(double p, double u) {
+  return 2 * std::log1p(-p) - std::log1p(-p * std::exp(u)) -
+         std::log1p(-p * std::exp(-u));
+}
+
+}  // namespace
+
+namespace {
+
+// The Chernoff offset for coefficients 1 (`only` noises), `inner` (`both`)
+// and `outer` (`total_only`), each |coefficient| an upper bound: the
+// noise's moment generating function grows with |u|, so larger ones only
+// widen the bound.
+double ChernoffTreeOffset(int only, int both, int total_only, double inner,
+                          double outer, const CountNoise& noise,
+                          double log_inverse) {
+  const double parameter = noise.parameter.Value() * (1 + 1e-12);
+  if (noise.kind == CountNoise::Kind::kGaussian) {
+    // sigma-subgaussian: E e^{u Z} <= e^{u^2 sigma^2 / 2}.
+    const double squares =
+        only + both * inner * inner + total_only * outer * outer;
+    return std::sqrt(2 * parameter * squares * log_inverse);
+  }
+  // P(e >= t) <= e^{-lambda t} E e^{lambda e} for every lambda in
+  // (0, 1 / scale): any lambda gives a valid t. f(lambda) = (log E e^{lambda
+  // e} + log(1 / beta)) / lambda falls then rises (its log-MGF is convex and
+  // 0 at 0), so a golden-section search finds about its least value; any
+  // point it returns is valid. (Both tails alike: the noise is symmetric.)
+  const double p = std::exp(-1 / parameter);
+  auto f = [&](double lambda) {
+    return (only * LaplaceLogMgf(p, lambda) +
+            both * LaplaceLogMgf(p, lambda * inner) +
+            total_only * LaplaceLogMgf(p, lambda * outer) + log_inverse) /
+           lambda;
+  };
+  double low = 0;
+  double high = (1 - 1e-9) / parameter;
+  const double golden = (std::sqrt(5.0) - 1) / 2;
+  double a = high - golden * (high - low);
+  double b = low + golden * (high - low);
+  double fa = f(a);
+  double fb = f(b);
+  for (int i = 0; i < 80; ++i) {
+    if (fa < fb) {
+      high = b;
+      b = a;
+      fb = fa;
+      a = high - golden * (high - low);
+      fa = f(a);
+    } else {
+      low = a;
+      a = b;
+      fa = fb;
+      b = low + golden * (high - low);
+      fb = f(b);
+    }
+  }
+  return std::min(fa, fb);
+}
+
+// Offsets cached per cell [i / 256, (i + 1) / 256) of q, each valid for the
+// whole cell (coefficients 1 - i / 256 and (i + 1) / 256 bound 1 - q and q
+// from above), the worst over the grid's coefficient counts.
+class TreeOffsets {
+ public:
+  TreeOffsets(const AggTreeShape& shape, const OutputGrid& grid,
+              const CountNoise& noise, double beta_half)
+      : coefficients_(CoefficientCounts(shape, grid)),
+        noise_(noise),
+        log_inverse_(-std::log(beta_half)) {}
+
+  double For(double q) {
+    const int cell = std::min(255, std::max(0, static_cast<int>(q * 256)));
+    const auto found = cache_.find(cell);
+    if (found != cache_.end()) return found->second;
+    double worst = 0;
+    for (const auto& [only, both, total_only] : coefficients_) {
+      worst = std::max(
+          worst, ChernoffTreeOffset(only, both, total_only, 1 - cell / 256.0,
+                                    (cell + 1) / 256.0, noise_, log_inverse_));
+    }
+    // Against the logs' rounding: a hair wider, and one rank more.
+    const double offset = worst * (1 + 1e-9) + 1;
+    cache_.emplace(cell, offset);
+    return offset;
+  }
+
+ private:
+  std::set<std::tuple<int, int, int>> coefficients_;
+  CountNoise noise_;
+  double log_inverse_;
+  std::map<int, double> cache_;
+};
+
+}  // namespace
+
+std::vector<double> TreeIntervalOffsets(const AggTreeShape& shape,
+                                        const OutputGrid& grid,
+                                        const CountNoise& noise,
+                                        const std::vector<double>& quantiles,
+                                        double beta_half) {
+  TreeOffsets offsets(shape, grid, noise, beta_half);
+  std::vector<double> out;
+  out.reserve(quantiles.size());
+  for (const double q : quantiles) out.push_back(offsets.For(q));
+  return out;
+}
+
+std::vector<std::vector<int64_t>> IntervalTreeCounts(
+    const Runs& runs, const OutputGrid& release_grid, const OutputGrid& grid,
+    const AggTreeShape& shape) {
+  const auto b = static_cast<size_t>(shape.branching);
+  size_t leaves = 1;
+  for (int level = 0; level < shape.height; ++level) leaves *= b;
+  std::vector<std::vector<int64_t>> counts;
+  counts.emplace_back(leaves, 0);
+  for (size_t i = 0; i < runs.size; ++i) {
+    const int64_t point =
+        grid.FloorPointOf(release_grid.ValueAt(runs.point(i)));
+    counts[0][static_cast<size_t>(point)] +=
+        static_cast<int64_t>(runs.count(i));
+  }
+  for (int level = 1; level < shape.height; ++level) {
+    const std::vector<int64_t>& below = counts.back();
+    std::vector<int64_t> nodes(below.size() / b, 0);
+    for (size_t i = 0; i < below.size(); ++i) nodes[i / b] += below[i];
+    counts.push_back(std::move(nodes));
+  }
+  return counts;
+}
+
+Brackets TreeIntervals(const Runs& runs, const OutputGrid& release_grid,
+                       const OutputGrid& grid, const AggTreeShape& shape,
+                       const CountNoise& noise,
+                       const std::vector<double>& quantiles,
+                       const std::vector<double>& offsets, RandomSource& rng) {
+  const int64_t last = grid.steps();
+  std::vector<std::vector<int64_t>> counts =
+      IntervalTreeCounts(runs, release_grid, grid, shape);
+  // Every node's noise (the mechanism); what follows is post-processing.
+  for (std::vector<int64_t>& level : counts) noise.AddTo(&level, rng);
+  std::vector<double> prefix(static_cast<size_t>(last) + 1);
+  for (int64_t j = 0; j <= last; ++j) {
+    double sum = 0;
+    for (const auto& [level, index] : PrefixNodes(shape, j)) {
+      sum += static_cast<double>(counts[level][static_cast<size_t>(index)]);
+    }
+    prefix[static_cast<size_t>(j)] = sum;
+  }
+  const double total = prefix.back();
+  std::vector<double> high_envelope(prefix.size());  // max over i <= j
+  std::vector<double> low_envelope(prefix.size());   // min over i >= j
+  for (size_t j = 0; j < prefix.size(); ++j) {
+    high_envelope[j] =
+        j == 0 ? prefix[j] : std::max(high_envelope[j - 1], prefix[j]);
+  }
+  for (size_t j = prefix.size(); j-- > 0;) {
+    low_envelope[j] = j + 1 == prefix.size()
+                          ? prefix[j]
+                          : std::min(low_envelope[j + 1], prefix[j]);
+  }
+  Brackets brackets;
+  for (size_t i = 0; i < quantiles.size(); ++i) {
+    const double q = quantiles[i];
+    const double t = offsets[i];
+    const auto low = std::upper_bound(high_envelope.begin(),
+                                      high_envelope.end(), q * total - t);
+    const auto high = std::lower_bound(low_envelope.begin(), low_envelope.end(),
+                                       q * total + t);
+    const int64_t low_point = std::min<int64_t>(
+        last, static_cast<int64_t>(low - high_envelope.begin()));
+    const int64_t high_point = std::min<int64_t>(
+        last, static_cast<int64_t>(high - low_envelope.begin()) + 1);
+    brackets.low.push_back(grid.ValueAt(low_point));
+    brackets.high.push_back(grid.ValueAt(high_point));
   }
   return brackets;
 }

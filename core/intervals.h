@@ -55,6 +55,33 @@
 // budget as m' pairs of exponential mechanisms (privacy.h,
 // ExponentialMechanismEpsilonPerPart), add/remove one record; the release
 // composes them with the values' share (release.cc).
+//
+// Tree intervals (sample intervals, many quantiles). Brackets split the
+// budget 2m' ways, so their width grows with m'. Instead the whole share
+// buys one noisy tree of counts over the interval grid (AggTree's
+// mechanism, agg_tree.h: h levels, each (share / h)-DP or -zCDP), and every
+// quantile's interval is post-processing of it. Records map down to grid
+// points (pi(x) = the last point <= x); P(j) = #{pi(x) <= j}, P^(j) its
+// noisy prefix (at most (b - 1) h + 1 nodes), N^ = P^(G) for n = P(G).
+// Envelopes make P^ monotone: Hi(j) = max_{i <= j} P^(i), Lo(j) = min_{i >=
+// j} P^(i). For quantile q and offset t:
+//   low  = point j, the first with Hi(j) > q N^ - t (the last point if none);
+//   high = point j + 1, for the first j with Lo(j) >= q N^ + t (the last
+//          point if none).
+// If low > x_(k), the point j' = pi(x_(k)) < j has P(j') >= k > q n and
+// P^(j') <= Hi(j') <= q N^ - t; if high < x_(k), the last point j* with
+// point j* + 1 < x_(k) has P(j*) <= k - 1 <= q n and P^(j*) >= Lo(j*) >= q
+// N^ + t. Both j' and j* depend on the data only, so each miss needs the
+// error e(j) = (P^(j) - q N^) - (P(j) - q n) beyond t at one fixed point: a
+// sum of independent noises with coefficients 1, 1 - q and -q, whose tail a
+// Chernoff bound gives (exact moment generating function of the discrete
+// Laplace; the discrete Gaussian is sigma-subgaussian, CKS 2020), taken
+// over every point's coefficients. No union over the grid and no split over
+// the quantiles: the width stays about the same for any m'. The plan picks
+// the tree when its offsets are smaller than the brackets' (public).
+//
+// Simultaneous coverage: beta / m' per quantile (a union bound), so all m'
+// intervals hold at once with probability >= confidence.
 #ifndef DPQ_CORE_INTERVALS_H_
 #define DPQ_CORE_INTERVALS_H_
 
@@ -63,6 +90,8 @@
 #include <string>
 #include <vector>
 
+#include "core/agg_tree.h"
+#include "core/discrete_noise.h"
 #include "core/prepare.h"
 #include "core/privacy.h"
 #include "core/random.h"
@@ -138,6 +167,33 @@ Brackets SampleBrackets(const Runs& runs, const OutputGrid& release_grid,
                         double confidence, RandomSource& rng,
                         const std::vector<double>& extra_below,
                         const std::vector<double>& extra_above);
+
+// Tree intervals (above): the tree's shape over `grid`'s points, and the
+// rank offset t for each of `quantiles` at failure probability beta_half per
+// side, given the noise every node gets. Public.
+StatusOr<AggTreeShape> IntervalTreeShape(const OutputGrid& grid);
+std::vector<double> TreeIntervalOffsets(const AggTreeShape& shape,
+                                        const OutputGrid& grid,
+                                        const CountNoise& noise,
+                                        const std::vector<double>& quantiles,
+                                        double beta_half);
+
+// The tree's exact counts: level 0 (a leaf per grid point, records mapped
+// down, then empty leaves up to b^h) to level h - 1 (the root's children).
+// A record is in one node per level: adding one changes one count per
+// level by one (the privacy tests check it with the noise).
+std::vector<std::vector<int64_t>> IntervalTreeCounts(
+    const Runs& runs, const OutputGrid& release_grid, const OutputGrid& grid,
+    const AggTreeShape& shape);
+
+// Tree intervals for the distinct ascending `quantiles` (with their
+// `offsets`), as values of `grid`, from `runs` on `release_grid`: one noisy
+// tree, every node with `noise`.
+Brackets TreeIntervals(const Runs& runs, const OutputGrid& release_grid,
+                       const OutputGrid& grid, const AggTreeShape& shape,
+                       const CountNoise& noise,
+                       const std::vector<double>& quantiles,
+                       const std::vector<double>& offsets, RandomSource& rng);
 
 }  // namespace dpq
 

@@ -70,10 +70,12 @@ Status PlanPerPerson(const ReleaseRequest& request, ReleasePlan* plan) {
 // Intervals: whether they are asked for, their kind, confidence and share.
 Status PlanIntervalOptions(const ReleaseRequest& request, ReleasePlan* plan,
                            double* share) {
-  if ((request.interval_share.has_value() || request.interval.has_value()) &&
+  if ((request.interval_share.has_value() || request.interval.has_value() ||
+       request.interval_simultaneous.has_value()) &&
       !request.confidence.has_value()) {
     return Status(StatusCode::kInvalidOption,
-                  "intervalShare and interval apply only with confidence");
+                  "intervalShare, interval and simultaneous apply only with "
+                  "confidence");
   }
   bool population = false;
   if (request.interval.has_value()) {
@@ -96,6 +98,7 @@ Status PlanIntervalOptions(const ReleaseRequest& request, ReleasePlan* plan,
   IntervalPlan intervals;
   intervals.grid = IntervalGrid(plan->grid);
   intervals.population = population;
+  intervals.simultaneous = request.interval_simultaneous.value_or(false);
   intervals.mechanism_confidence = *request.confidence;
   plan->intervals = intervals;
   return Status::Ok();
@@ -104,9 +107,10 @@ Status PlanIntervalOptions(const ReleaseRequest& request, ReleasePlan* plan,
 // How the budget splits: the values get the rest of it, the intervals
 // their share; per person each part is divided for k records; population
 // intervals give part of theirs to a noisy count. Every split of the
-// double at or below the decimals written, rounded down.
-void SplitBudgets(const ReleaseRequest& request, double share,
-                  ReleasePlan* plan) {
+// double at or below the decimals written, rounded down. Then, for sample
+// intervals, brackets or a tree, whichever has the smaller offsets.
+Status SplitBudgets(const ReleaseRequest& request, double share,
+                    ReleasePlan* plan) {
   plan->budget = AtOrBelowWritten(plan->spend);
   PrivacyBudget intervals;
   if (plan->intervals.has_value()) {
@@ -119,11 +123,16 @@ void SplitBudgets(const ReleaseRequest& request, double share,
     plan->budget = PerRecordBudget(plan->budget, plan->max_contributions);
     intervals = PerRecordBudget(intervals, plan->max_contributions);
   }
-  if (!plan->intervals.has_value()) return;
+  if (!plan->intervals.has_value()) return Status::Ok();
   IntervalPlan& planned = *plan->intervals;
+  const std::vector<double>& quantiles = plan->quantiles.distinct;
+  // Simultaneous: a union bound over the quantiles' intervals.
+  const double beta =
+      (1 - *request.confidence) /
+      (planned.simultaneous ? static_cast<double>(quantiles.size()) : 1.0);
+  planned.mechanism_confidence = 1 - beta;
   if (planned.population) {
     // A noisy count bounds n from above; then the sampling offsets.
-    const double beta = 1 - *request.confidence;
     const BudgetSplit split = SplitBudget(intervals, kPopulationCountShare);
     intervals = split.rest;
     planned.count = split.share;
@@ -133,7 +142,29 @@ void SplitBudgets(const ReleaseRequest& request, double share,
   }
   planned.brackets = intervals;
   planned.bracket_epsilon = ExponentialMechanismEpsilonPerPart(
-      intervals, static_cast<int>(2 * plan->quantiles.distinct.size()));
+      intervals, static_cast<int>(2 * quantiles.size()));
+  if (planned.population) return Status::Ok();
+  StatusOr<AggTreeShape> shape = IntervalTreeShape(planned.grid);
+  if (!shape.ok()) return Status::Ok();  // brackets, then
+  StatusOr<CountNoise> noise = AggTreeNoise(shape.value(), intervals);
+  if (!noise.ok()) return noise.status();
+  std::vector<double> offsets = TreeIntervalOffsets(
+      shape.value(), planned.grid, noise.value(), quantiles, beta / 2);
+  double tree_total = 0;
+  double brackets_total = 0;
+  for (size_t i = 0; i < quantiles.size(); ++i) {
+    tree_total += offsets[i];
+    brackets_total +=
+        IntervalRankOffset(planned.bracket_epsilon, quantiles[i],
+                           planned.grid.steps(), planned.mechanism_confidence);
+  }
+  if (tree_total < brackets_total) {
+    planned.tree = true;
+    planned.tree_shape = shape.value();
+    planned.tree_noise = noise.value();
+    planned.tree_offsets = std::move(offsets);
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -164,7 +195,8 @@ StatusOr<ReleasePlan> PlanRelease(const ReleaseRequest& request,
   if (!status.ok()) return status;
   plan.quantiles =
       SortDistinctQuantiles(request.quantiles.data(), request.quantiles.size());
-  SplitBudgets(request, share, &plan);
+  status = SplitBudgets(request, share, &plan);
+  if (!status.ok()) return status;
   if (session != nullptr) {
     status =
         session->Check(plan.spend, plan.neighbouring, plan.max_contributions);

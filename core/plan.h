@@ -9,7 +9,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
+#include "core/agg_tree.h"
+#include "core/discrete_noise.h"
 #include "core/methods.h"
 #include "core/prepare.h"
 #include "core/privacy.h"
@@ -35,7 +38,14 @@ struct IntervalPlan {
   PrivacyBudget count;            // population: the noisy count's
   double count_beta = 0;          // population: its failure probability
   double sampling_beta_half = 0;  // population: each sampling offset's
-  PrivacyBudget spent;            // the intervals' share, as the ledger sees it
+  bool simultaneous = false;      // beta split over the quantiles
+  // Tree intervals (intervals.h), chosen when their offsets are smaller:
+  // the tree over `grid`, every node's noise, each quantile's offset.
+  bool tree = false;
+  AggTreeShape tree_shape;
+  CountNoise tree_noise;
+  std::vector<double> tree_offsets;
+  PrivacyBudget spent;  // the intervals' share, as the ledger sees it
 };
 
 struct ReleasePlan {

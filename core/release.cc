@@ -134,10 +134,30 @@ StatusOr<Brackets> RunIntervals(const Runs& runs, const ReleasePlan& plan,
   }
   report->has_intervals = true;
   report->interval_spent = intervals.spent;
-  report->interval_epsilon = intervals.bracket_epsilon;
-  return SampleBrackets(runs, plan.grid, intervals.grid, quantiles,
-                        intervals.bracket_epsilon,
-                        intervals.mechanism_confidence, rng, below, above);
+  report->interval_simultaneous = intervals.simultaneous;
+  Brackets brackets;
+  if (intervals.tree) {
+    report->interval_method = "tree";
+    brackets = TreeIntervals(runs, plan.grid, intervals.grid,
+                             intervals.tree_shape, intervals.tree_noise,
+                             quantiles, intervals.tree_offsets, rng);
+  } else {
+    report->interval_method = "brackets";
+    report->interval_epsilon = intervals.bracket_epsilon;
+    brackets = SampleBrackets(
+        runs, plan.grid, intervals.grid, quantiles, intervals.bracket_epsilon,
+        intervals.mechanism_confidence, rng, below, above);
+  }
+  // Monotone in q by post-processing that only widens: each low the least
+  // of the lows at or above its quantile, each high the most of the highs
+  // at or below it.
+  for (size_t i = brackets.low.size(); i-- > 1;) {
+    brackets.low[i - 1] = std::min(brackets.low[i - 1], brackets.low[i]);
+  }
+  for (size_t i = 1; i < brackets.high.size(); ++i) {
+    brackets.high[i] = std::max(brackets.high[i], brackets.high[i - 1]);
+  }
+  return brackets;
 }
 
 // Run and report: the same for rows and counts, so the same runs give the

@@ -45,6 +45,10 @@ struct ReleaseRequest {
   // (intervals.h), also spending part of the intervals' share on a noisy
   // count.
   std::optional<std::string> interval;
+  // With `confidence`: every interval of the release holds at once with
+  // probability >= confidence (each at 1 - (1 - confidence) / m, m the
+  // distinct quantiles), instead of each on its own.
+  std::optional<bool> interval_simultaneous;
   // Bucketed release (docs/scale.md): the values are first replaced by the
   // lower edges of `buckets` equal-width buckets over [lower, upper]
   // (prepare.h, BucketGrid), and the methods that release grid points release
@@ -69,7 +73,11 @@ struct ReleaseReport {
   // requested, each holding its released value, and the part of `spent` the
   // intervals used (the values used the rest).
   bool has_intervals = false;
-  bool interval_population = false;  // "population" intervals
+  bool interval_population = false;    // "population" intervals
+  bool interval_simultaneous = false;  // all hold at once (request)
+  // How the intervals were drawn: "brackets" (two exponential mechanisms per
+  // quantile) or "tree" (one noisy tree of counts; intervals.h).
+  std::string interval_method;
   std::vector<double> interval_low;
   std::vector<double> interval_high;
   PrivacyBudget interval_spent;

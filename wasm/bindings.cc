@@ -74,7 +74,9 @@ struct WasmReleaseResult {
   bool hasIntervals = false;
   double intervalEpsilon = 0;
   double intervalRho = 0;
-  bool intervalPopulation = false;  // population intervals (intervals.h)
+  bool intervalPopulation = false;    // population intervals (intervals.h)
+  bool intervalSimultaneous = false;  // all hold at once
+  std::string intervalMethod;         // "brackets" or "tree"
 };
 
 WasmReleaseResult ToResult(const dpq::StatusOr<dpq::ReleaseReport>& report) {
@@ -111,6 +113,8 @@ WasmReleaseResult ToResult(const dpq::StatusOr<dpq::ReleaseReport>& report) {
   result.intervalEpsilon = r.interval_spent.epsilon;
   result.intervalRho = r.interval_spent.rho;
   result.intervalPopulation = r.interval_population;
+  result.intervalSimultaneous = r.interval_simultaneous;
+  result.intervalMethod = r.interval_method;
   return result;
 }
 
@@ -318,9 +322,14 @@ dpq::ReleaseRequest ReadRequest(const val& spec, uint32_t quantile_count,
   request.interval_share = OptionalNumber(spec, "intervalShare");
   const val interval = spec["interval"];
   if (interval.isString()) request.interval = interval.as<std::string>();
+  const val simultaneous = spec["simultaneous"];
+  if (simultaneous.isTrue() || simultaneous.isFalse()) {
+    request.interval_simultaneous = simultaneous.as<bool>();
+  }
   if (request.confidence.has_value()) {
-    // The brackets' runs, down and up, as pairs and as runs (intervals.h).
-    *need += 64.0 * n;
+    // The brackets' runs, down and up, as pairs and as runs, or the tree's
+    // counts (at most 2^16 leaves and their levels; intervals.h).
+    *need += 64.0 * n + 8.0 * 131072;
   }
   return request;
 }
@@ -567,7 +576,9 @@ EMSCRIPTEN_BINDINGS(dp_quantiles) {
       .field("hasIntervals", &WasmReleaseResult::hasIntervals)
       .field("intervalEpsilon", &WasmReleaseResult::intervalEpsilon)
       .field("intervalRho", &WasmReleaseResult::intervalRho)
-      .field("intervalPopulation", &WasmReleaseResult::intervalPopulation);
+      .field("intervalPopulation", &WasmReleaseResult::intervalPopulation)
+      .field("intervalSimultaneous", &WasmReleaseResult::intervalSimultaneous)
+      .field("intervalMethod", &WasmReleaseResult::intervalMethod);
   emscripten::function("release", &Release);
   emscripten::function("releaseFromCounts", &ReleaseFromCounts);
   emscripten::function("sanitize", &Sanitize);

@@ -251,7 +251,10 @@ describe('dp-quantiles CLI', () => {
       cli, good, '--column', 'score', '--lower', '0', '--upper', '100',
       '--epsilon', '4', '--quantiles', '0.25,0.75', '--confidence', '0.9', '--interval-share', '0.5',
     ], { encoding: 'utf8' }));
-    expect(result.intervals).toEqual({ confidence: 0.9, kind: 'sample', privacy: { kind: 'pure', epsilon: 2 } });
+    expect(result.intervals).toEqual({
+      confidence: 0.9, kind: 'sample', simultaneous: false, method: result.intervals.method, privacy: { kind: 'pure', epsilon: 2 },
+    });
+    expect(['brackets', 'tree']).toContain(result.intervals.method);
     for (const { value, interval } of result.quantiles) {
       expect(interval[0]).toBeLessThanOrEqual(value);
       expect(interval[1]).toBeGreaterThanOrEqual(value);
@@ -266,6 +269,15 @@ describe('dp-quantiles CLI', () => {
     expect(population.quantiles[0].interval[0]).toBeLessThanOrEqual(population.quantiles[0].value);
     expect(run([good, '--column', 'score', '--lower', '0', '--upper', '100', '--epsilon', '1', '--confidence', '0.9', '--interval', 'all']).stderr)
       .toMatch(/INVALID_OPTION: interval must be/);
+    // All deciles at once: one noisy tree, simultaneous coverage.
+    const together = JSON.parse(run([
+      good, '--column', 'score', '--lower', '0', '--upper', '100', '--epsilon', '4',
+      '--quantiles', '0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9', '--confidence', '0.9', '--simultaneous',
+    ]).stdout);
+    expect(together.intervals.simultaneous).toBe(true);
+    expect(together.intervals.method).toBe('tree');
+    expect(run([good, '--column', 'score', '--lower', '0', '--upper', '100', '--epsilon', '1', '--simultaneous']).stderr)
+      .toMatch(/INVALID_OPTION: intervalShare, interval and simultaneous apply only with confidence/);
   });
 
   it('releases from a GROUP BY\'s bucket counts with --counts', async () => {

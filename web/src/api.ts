@@ -71,7 +71,17 @@ function toRelease(
     resolution: result.resolution,
     ...(result.maxContributions > 0 ? { maxContributions: result.maxContributions } : {}),
     ...(result.recordCap > 0 ? { recordCap: result.recordCap } : {}),
-    ...(result.hasIntervals && intervals !== undefined ? { intervals: { ...intervals, kind, privacy: intervalPrivacy } } : {}),
+    ...(result.hasIntervals && intervals !== undefined
+      ? {
+          intervals: {
+            ...intervals,
+            kind,
+            simultaneous: result.intervalSimultaneous,
+            method: result.intervalMethod as ConfidenceIntervals['method'],
+            privacy: intervalPrivacy,
+          },
+        }
+      : {}),
   };
 }
 

@@ -26,7 +26,8 @@ const USAGE = `usage: dp-quantiles [FILE] --column NAME|INDEX
                     [--budget epsilon=E|rho=R|epsilon=E,delta=D] [--session FILE]
                     [--method M] [--step S] [--delimiter D] [--option NAME=VALUE ...]
                     [--user-column NAME|INDEX --max-contributions K]
-                    [--confidence C [--interval-share S] [--interval sample|population]]
+                    [--confidence C [--interval-share S] [--interval sample|population]
+                     [--simultaneous]]
                     [--seed N]
                     [--no-header] [--show-true]
        dp-quantiles [FILE] --counts --buckets B --lower L --upper U
@@ -72,6 +73,9 @@ them.
                 population: the quantiles of the distribution the rows are
                 an independent random sample of (wider: they also cover
                 sampling error)
+  --simultaneous
+                all of a release's intervals hold at once with probability
+                at least C, instead of each on its own (a little wider)
   --user-column the column naming the person of each row: with it the
                 guarantee protects a person with all their rows, not one row
   --max-contributions
@@ -286,6 +290,7 @@ async function main(argv: string[]): Promise<void> {
       confidence: { type: 'string' },
       'interval-share': { type: 'string' },
       interval: { type: 'string' },
+      simultaneous: { type: 'boolean' },
       'max-contributions': { type: 'string' },
       delimiter: { type: 'string' },
       version: { type: 'boolean', default: false },
@@ -358,6 +363,7 @@ async function main(argv: string[]): Promise<void> {
     confidence: parseNumberOption('confidence', args.confidence),
     intervalShare: parseNumberOption('interval-share', args['interval-share']),
     interval: args.interval as 'sample' | 'population' | undefined,
+    simultaneous: args.simultaneous,
   } as QuantilesOptions & { lower: number; upper: number; seed?: number; maxContributions?: number };
   if (args['decimal-comma'] && args.delimiter === ',') {
     throw new UsageError("--decimal-comma needs another delimiter (--delimiter ';' or tab): a comma cannot be both");
@@ -516,7 +522,15 @@ function releaseEntry(
     quantiles: rows,
     ...(intervals === undefined
       ? {}
-      : { intervals: { confidence: intervals.confidence, kind: intervals.kind, privacy: intervals.privacy } }),
+      : {
+          intervals: {
+            confidence: intervals.confidence,
+            kind: intervals.kind,
+            simultaneous: intervals.simultaneous,
+            method: intervals.method,
+            privacy: intervals.privacy,
+          },
+        }),
   };
 }
 
@@ -583,6 +597,7 @@ async function countsMain(
     confidence?: string;
     'interval-share'?: string;
     interval?: string;
+    simultaneous?: boolean;
     seed?: string;
     column?: string;
     'user-column'?: string;
@@ -630,6 +645,7 @@ async function countsMain(
     confidence: parseNumberOption('confidence', args.confidence),
     intervalShare: parseNumberOption('interval-share', args['interval-share']),
     interval: args.interval as 'sample' | 'population' | undefined,
+    simultaneous: args.simultaneous,
   };
   const dpq = await loadDpQuantiles();
   const { session, keep } = openSession(dpq, args, 'add-remove');

@@ -75,6 +75,12 @@ export interface BaseQuantilesOptions {
    */
   interval?: 'sample' | 'population';
   /**
+   * With `confidence`: all the intervals of the release hold at once with
+   * probability at least `confidence` (each is then a little wider), instead
+   * of each on its own. Default false.
+   */
+  simultaneous?: boolean;
+  /**
    * Bucket the values first, as a database's GROUP BY would (docs/scale.md):
    * `buckets` equal-width buckets over [lower, upper], each value replaced by
    * its bucket's lower edge, and grid methods release bucket edges. Exactly
@@ -302,6 +308,15 @@ export interface ConfidenceIntervals {
   confidence: number;
   /** What they hold: the sample's quantiles or the population's. */
   kind: 'sample' | 'population';
+  /** True when they hold all at once (`simultaneous`), not each on its own. */
+  simultaneous: boolean;
+  /**
+   * How they were drawn (docs/algorithms/intervals.md): `'brackets'`, two
+   * exponential mechanisms per quantile (narrowest for one or two
+   * quantiles), or `'tree'`, one noisy tree of counts shared by every
+   * quantile (narrowest for many). Chosen from public parameters.
+   */
+  method: 'brackets' | 'tree';
   /** What the intervals spent: part of the release's `privacy`. */
   privacy: PrivacySpent;
 }

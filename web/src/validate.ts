@@ -25,6 +25,7 @@ export const COMMON_KEYS = new Set([
   'confidence',
   'intervalShare',
   'interval',
+  'simultaneous',
   'buckets',
 ]);
 // Every method's own options (the core says which method takes which).
@@ -146,6 +147,9 @@ export function buildSpec(options: unknown): WasmReleaseSpec {
   if (options.interval !== undefined && typeof options.interval !== 'string') {
     fail('INVALID_OPTION', `interval must be 'sample' or 'population', got ${kindOf(options.interval)}`);
   }
+  if (options.simultaneous !== undefined && typeof options.simultaneous !== 'boolean') {
+    fail('INVALID_OPTION', `simultaneous must be true or false, got ${kindOf(options.simultaneous)}`);
+  }
   return {
     method,
     lower: options.lower as number,
@@ -158,6 +162,7 @@ export function buildSpec(options: unknown): WasmReleaseSpec {
     confidence: options.confidence as number | undefined,
     intervalShare: options.intervalShare as number | undefined,
     interval: options.interval as string | undefined,
+    simultaneous: options.simultaneous as boolean | undefined,
     buckets: options.buckets as number | undefined,
   };
 }

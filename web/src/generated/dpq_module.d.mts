@@ -24,6 +24,10 @@ export interface WasmReleaseResult {
   intervalRho: number;
   /** Population intervals (interval: 'population'). */
   intervalPopulation: boolean;
+  /** The intervals hold all at once (simultaneous: true). */
+  intervalSimultaneous: boolean;
+  /** How they were drawn: 'brackets' or 'tree' ('' without intervals). */
+  intervalMethod: string;
 }
 
 export interface WasmReleaseSpec {
@@ -43,6 +47,7 @@ export interface WasmReleaseSpec {
   intervalShare?: number;
   /** 'sample' (default) or 'population'. */
   interval?: string;
+  simultaneous?: boolean;
   /** Bucketed release: values become bucket lower edges (docs/scale.md). */
   buckets?: number;
 }

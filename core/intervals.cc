@@ -11,6 +11,7 @@
 #include "core/discrete_noise.h"
 #include "core/exact_exponential.h"
 #include "core/exponential_quantile.h"
+#include "core/minimize.h"
 
 namespace dpq {
 namespace {
@@ -287,29 +288,7 @@ double ChernoffTreeOffset(int only, int both, int total_only, double inner,
             total_only * LaplaceLogMgf(p, lambda * outer) + log_inverse) /
            lambda;
   };
-  double low = 0;
-  double high = (1 - 1e-9) / parameter;
-  const double golden = (std::sqrt(5.0) - 1) / 2;
-  double a = high - golden * (high - low);
-  double b = low + golden * (high - low);
-  double fa = f(a);
-  double fb = f(b);
-  for (int i = 0; i < 80; ++i) {
-    if (fa < fb) {
-      high = b;
-      b = a;
-      fb = fa;
-      a = high - golden * (high - low);
-      fa = f(a);
-    } else {
-      low = a;
-      a = b;
-      fa = fb;
-      b = low + golden * (high - low);
-      fb = f(b);
-    }
-  }
-  return std::min(fa, fb);
+  return f(GoldenSectionMinimum(f, 0, (1 - 1e-9) / parameter, 80));
 }
 
 // Offsets cached per cell [i / 256, (i + 1) / 256) of q, each valid for the

@@ -5,6 +5,8 @@
 #include <limits>
 #include <optional>
 
+#include "core/minimize.h"
+
 namespace dpq {
 namespace {
 
@@ -54,36 +56,16 @@ double ZcdpToApproxEpsilon(double rho, double delta, double* alpha_used) {
   // rho). Any alpha gives a valid epsilon, so the search only needs to be
   // good, not exact; the value at the alpha found is what counts.
   const double center = std::log(std::sqrt(log_inverse_delta / rho));
-  double low = center - 20;
-  double high = center + 20;
-  const double golden = (std::sqrt(5.0) - 1) / 2;
   auto value = [&](double t) {
     return EpsilonAt(1 + std::exp(t), rho, log_inverse_delta).value;
   };
-  double a = high - golden * (high - low);
-  double b = low + golden * (high - low);
-  double fa = value(a);
-  double fb = value(b);
-  for (int i = 0; i < 200 && high - low > 1e-12; ++i) {
-    if (fa < fb) {
-      high = b;
-      b = a;
-      fb = fa;
-      a = high - golden * (high - low);
-      fa = value(a);
-    } else {
-      low = a;
-      a = b;
-      fa = fb;
-      b = low + golden * (high - low);
-      fb = value(b);
-    }
-  }
+  const double best_t =
+      GoldenSectionMinimum(value, center - 20, center + 20, 200, 1e-12);
   // The value at the alpha found, rounded up: each term is within a few ulps
   // of its exact value, so 2^-40 of the terms' magnitudes (not of the value:
   // they can cancel) covers the rounding, toward +infinity whatever the sign.
   // Privacy-relevant.
-  const double alpha = 1 + std::exp(fa < fb ? a : b);
+  const double alpha = 1 + std::exp(best_t);
   const EpsilonEstimate best = EpsilonAt(alpha, rho, log_inverse_delta);
   double found = AddUp(best.value, std::ldexp(best.magnitude, -40));
   if (alpha_used != nullptr) *alpha_used = alpha;

@@ -165,64 +165,6 @@ void ToBucketEdges(double* values, size_t count, const OutputGrid& grid) {
   }
 }
 
-namespace {
-
-// c a whole number in [0, 2^53], without a branch or a conversion (so the
-// loop over 2^20 counts vectorises): every double from 2^52 up is whole, and
-// below it adding and removing 2^52 rounds c to a whole number, which
-// changes it unless it was one.
-inline bool WholeCount(double c) {
-  constexpr double kMaxCount = 9007199254740992.0;   // 2^53
-  constexpr double kWholeFrom = 4503599627370496.0;  // 2^52
-  const double rounded = (c + kWholeFrom) - kWholeFrom;
-  return (c >= 0) & (c <= kMaxCount) & ((c >= kWholeFrom) | (rounded == c));
-}
-
-}  // namespace
-
-StatusOr<double> ValidateCounts(const double* counts, size_t buckets,
-                                double most_records) {
-  // Four partial sums: one chain of 2^20 dependent additions was most of
-  // the time. Each is exact while the true sum is (all are parts of it).
-  double sums[4] = {0, 0, 0, 0};
-  bool whole = true;
-  size_t i = 0;
-  for (; i + 4 <= buckets; i += 4) {
-    for (size_t k = 0; k < 4; ++k) {
-      whole &= WholeCount(counts[i + k]);
-      sums[k] += counts[i + k];
-    }
-  }
-  for (; i < buckets; ++i) {
-    whole &= WholeCount(counts[i]);
-    sums[0] += counts[i];
-  }
-  const double total = (sums[0] + sums[1]) + (sums[2] + sums[3]);
-  if (!whole) {
-    size_t bad = 0;
-    while (WholeCount(counts[bad])) ++bad;
-    return Status(StatusCode::kInvalidCounts,
-                  "counts[" + std::to_string(bad) +
-                      "] must be a whole number >= 0 (a count of rows), got " +
-                      FormatNumber(counts[bad]));
-  }
-  // Exact while the true sum is at most 2^53 - 1; past it, rounding (which
-  // is monotone, and nothing added is negative) keeps some partial sum or
-  // the total at 2^53 or more, so a sum beyond `most_records` (<= 2^53 - 1)
-  // is never missed.
-  if (!(total <= most_records)) {
-    return Status(StatusCode::kTooLarge,
-                  "the counts add up to more than " +
-                      FormatNumber(most_records) +
-                      " records, the most this method releases from "
-                      "(private: for the data owner only)" +
-                      (most_records < kMaxCountedRecords
-                           ? "; 'aggtree' and 'tree-cdf' take up to 2^53 - 1"
-                           : ""));
-  }
-  return total;
-}
-
 int64_t OutputGrid::EstimatePoint(double x, int64_t max_point) const {
   // Any estimate in [0, max_point] will do: callers settle on ValueAt's side
   // exactly. Multiplying is faster than dividing; divide when the scale

@@ -139,20 +139,6 @@ StatusOr<OutputGrid> BucketGrid(double lower, double upper, double buckets);
 // Replaces each clamped value by its bucket's lower edge (ValueAt(CellOf)):
 // afterwards the values say no more than the buckets' counts do.
 void ToBucketEdges(double* values, size_t count, const OutputGrid& grid);
-// Most records counts may add up to for a method that reads them as
-// weighted bucket edges (the trees: no record is expanded): 2^53 - 1, so
-// every sum is exact in a double and an int64, and a sum beyond it rounds
-// to at least 2^53 (so the check cannot miss it). Not privacy-relevant.
-constexpr double kMaxCountedRecords = 9007199254740991.0;  // 2^53 - 1
-
-// Counts of `buckets` buckets: each a whole number >= 0 and <= 2^53 (exact
-// in a double), the first bad one named; returns their sum, at most
-// `most_records` (kMaxRecords where the counts are expanded to records;
-// TOO_LARGE above: the sum is private, so that error is for the data
-// owner's eyes).
-StatusOr<double> ValidateCounts(const double* counts, size_t buckets,
-                                double most_records = kMaxRecords);
-
 // lower < upper, both finite, and upper - lower finite.
 Status ValidateBounds(double lower, double upper);
 // 1 <= count <= kMaxQuantiles, each finite and strictly inside (0, 1).

@@ -228,11 +228,14 @@ StatusOr<ReleaseReport> ReleaseQuantiles(double* data, size_t count,
                       session, out);
 }
 
-StatusOr<ReleaseReport> ReleaseFromCounts(const double* counts,
-                                          size_t bucket_count,
-                                          const ReleaseRequest& request,
-                                          double* out,
-                                          PrivacySession* session) {
+namespace {
+
+// Both counts entry points: `ends` is where the runs' cumulative counts go,
+// `counts` itself or nullptr for arrays of their own.
+StatusOr<ReleaseReport> CountsRelease(const double* counts, size_t bucket_count,
+                                      double* ends,
+                                      const ReleaseRequest& request,
+                                      double* out, PrivacySession* session) {
   if (request.users != nullptr || request.max_contributions.has_value()) {
     return Status(StatusCode::kInvalidOption,
                   "counts do not say whose rows they are: per-person "
@@ -252,14 +255,37 @@ StatusOr<ReleaseReport> ReleaseFromCounts(const double* counts,
   StatusOr<ReleasePlan> plan = PlanRelease(resolved.value(), session);
   if (!plan.ok()) return plan.status();
   // Prepare, counts: the non-empty buckets are the runs, in O(buckets).
-  StatusOr<double> sum =
-      ValidateCounts(counts, bucket_count, kMaxCountedRecords);
-  if (!sum.ok()) return sum.status();
-  StatusOr<RunsStore> runs = RunsStore::FromCounts(counts, bucket_count);
-  if (!runs.ok()) return runs.status();
+  StatusOr<RunsStore> store = ends == nullptr
+                                  ? RunsStore::FromCounts(counts, bucket_count)
+                                  : RunsStore::PointsFor(bucket_count);
+  if (!store.ok()) return store.status();
+  Runs runs = store.value().view();
+  if (ends != nullptr) {
+    StatusOr<Runs> in_place =
+        CountsToRuns(counts, bucket_count, store.value().points(), ends);
+    if (!in_place.ok()) return in_place.status();
+    runs = in_place.value();
+  }
   std::unique_ptr<RandomSource> rng = MakeRandomSource(request.seed);
-  return RunAndReport(runs.value().view(), resolved.value(), plan.value(), *rng,
-                      session, out);
+  return RunAndReport(runs, resolved.value(), plan.value(), *rng, session, out);
+}
+
+}  // namespace
+
+StatusOr<ReleaseReport> ReleaseFromCounts(const double* counts,
+                                          size_t bucket_count,
+                                          const ReleaseRequest& request,
+                                          double* out,
+                                          PrivacySession* session) {
+  return CountsRelease(counts, bucket_count, nullptr, request, out, session);
+}
+
+StatusOr<ReleaseReport> ReleaseFromCountsInPlace(double* counts,
+                                                 size_t bucket_count,
+                                                 const ReleaseRequest& request,
+                                                 double* out,
+                                                 PrivacySession* session) {
+  return CountsRelease(counts, bucket_count, counts, request, out, session);
 }
 
 StatusOr<size_t> SanitizeSize(const std::optional<double>& size) {

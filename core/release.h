@@ -52,6 +52,12 @@ StatusOr<ReleaseReport> ReleaseFromCounts(const double* counts,
                                           const ReleaseRequest& request,
                                           double* out,
                                           PrivacySession* session = nullptr);
+// The same release from the caller's scratch copy of the counts, which is
+// overwritten (the runs are built over it: one pass over memory and no
+// second array of that size; what the bindings call).
+StatusOr<ReleaseReport> ReleaseFromCountsInPlace(
+    double* counts, size_t bucket_count, const ReleaseRequest& request,
+    double* out, PrivacySession* session = nullptr);
 
 // Releases one private value per requested quantile into
 // out[0, request.quantiles.size()), in the order requested, non-decreasing

@@ -2,8 +2,29 @@
 
 #include <algorithm>
 #include <new>
+#include <string>
 
 namespace dpq {
+namespace {
+
+// c a whole number in [0, 2^53], without a branch or a conversion (so the
+// check vectorises): every double from 2^52 up is whole, and below it
+// adding and removing 2^52 rounds c to a whole number, which changes it
+// unless it was one.
+inline bool WholeCount(double c) {
+  constexpr double kMaxCount = 9007199254740992.0;   // 2^53
+  constexpr double kWholeFrom = 4503599627370496.0;  // 2^52
+  const double rounded = (c + kWholeFrom) - kWholeFrom;
+  return (c >= 0) & (c <= kMaxCount) & ((c >= kWholeFrom) | (rounded == c));
+}
+
+// Counts checked, then turned into runs, per block (in cache for both).
+// The total is a double: exact while it is at most 2^53, and past that
+// rounding is monotone, so it never falls back below (a 64-bit integer
+// total is no faster in WebAssembly, where converting costs a check).
+constexpr size_t kCountsBlock = 512;
+
+}  // namespace
 
 size_t Runs::FirstAtOrAbove(int64_t point) const {
   return static_cast<size_t>(
@@ -100,6 +121,45 @@ bool RunsStore::Allocate(size_t size) {
   return points_ != nullptr && ends_ != nullptr;
 }
 
+StatusOr<Runs> CountsToRuns(const double* counts, size_t buckets,
+                            double* points, double* ends) {
+  // A block is checked before any of it is overwritten (ends may be
+  // counts), so a bad count is still there to be named. The cumulative
+  // count is a double chain (the total below). Slot k <= i is written only
+  // after bucket i is read, and without a branch per bucket (occupied
+  // buckets come at random): every bucket writes slot k, which advances
+  // past the occupied ones only.
+  double total = 0;
+  size_t k = 0;
+  for (size_t start = 0; start < buckets; start += kCountsBlock) {
+    const size_t end = std::min(buckets, start + kCountsBlock);
+    bool whole = true;
+    for (size_t i = start; i < end; ++i) whole &= WholeCount(counts[i]);
+    if (!whole) {
+      size_t bad = start;
+      while (WholeCount(counts[bad])) ++bad;
+      return Status(StatusCode::kInvalidCounts,
+                    "counts[" + std::to_string(bad) +
+                        "] must be a whole number >= 0 (a count of rows), "
+                        "got " +
+                        FormatNumber(counts[bad]));
+    }
+    for (size_t i = start; i < end; ++i) {
+      const double c = counts[i];
+      total += c;
+      points[k] = static_cast<double>(i);
+      ends[k] = total;
+      k += c > 0 ? 1 : 0;
+    }
+    if (!(total <= kMaxCountedRecords)) {
+      return Status(StatusCode::kTooLarge,
+                    "the counts add up to more than 2^53 - 1 rows, the most "
+                    "a release reads (private: for the data owner only)");
+    }
+  }
+  return Runs{points, ends, k};
+}
+
 StatusOr<RunsStore> RunsStore::FromCounts(const double* counts,
                                           size_t buckets) {
   RunsStore store;
@@ -107,20 +167,20 @@ StatusOr<RunsStore> RunsStore::FromCounts(const double* counts,
     return Status(StatusCode::kTooLarge,
                   "no memory for the occupied buckets' runs");
   }
-  // One pass without a branch per bucket: every bucket writes the next
-  // slot, which advances past the occupied ones only. Exact: every partial
-  // sum is a whole number at most the validated total.
-  double total = 0;
-  size_t k = 0;
-  double* points = store.points_.get();
-  double* ends = store.ends_.get();
-  for (size_t i = 0; i < buckets; ++i) {
-    total += counts[i];
-    points[k] = static_cast<double>(i);
-    ends[k] = total;
-    k += counts[i] > 0 ? 1 : 0;
+  StatusOr<Runs> runs =
+      CountsToRuns(counts, buckets, store.points_.get(), store.ends_.get());
+  if (!runs.ok()) return runs.status();
+  store.size_ = runs.value().size;
+  return store;
+}
+
+StatusOr<RunsStore> RunsStore::PointsFor(size_t buckets) {
+  RunsStore store;
+  store.points_.reset(new (std::nothrow) double[std::max<size_t>(buckets, 1)]);
+  if (store.points_ == nullptr) {
+    return Status(StatusCode::kTooLarge,
+                  "no memory for the occupied buckets' runs");
   }
-  store.size_ = k;
   return store;
 }
 

@@ -64,15 +64,33 @@ size_t RunLengthEncode(double* sorted_points, size_t n, double* ends);
 Status SampleRunPoints(const Runs& runs, uint64_t keep, RandomSource& rng,
                        std::vector<double>* points);
 
+// The most rows counts may add up to: 2^53 - 1, so every cumulative count
+// is exact in a double and an int64. Not privacy-relevant.
+constexpr double kMaxCountedRecords = 9007199254740991.0;  // 2^53 - 1
+
+// Prepare, counts: checks every count (a whole number >= 0, the first bad
+// one named: INVALID_COUNTS) and their sum (at most kMaxCountedRecords, else
+// TOO_LARGE; the sum is private, so that error is for the data owner's eyes,
+// docs/refusals.md), and writes the non-empty buckets as runs, bucket i as
+// grid point i: their points to `points` and their cumulative counts to
+// `ends`, each with room for `buckets`. `ends` may be `counts` itself (the
+// run of bucket i lands in a slot <= i after bucket i is read), so the
+// counts are read and turned into runs in one pass over memory; they are
+// overwritten then, also on an error. O(buckets).
+StatusOr<Runs> CountsToRuns(const double* counts, size_t buckets,
+                            double* points, double* ends);
+
 // Runs that own their arrays (allocated without throwing: a failed
 // allocation is TOO_LARGE, never an abort).
 class RunsStore {
  public:
   RunsStore() = default;
-  // The non-empty buckets of counts already validated (ValidateCounts:
-  // whole, >= 0, summing to at most 2^53 - 1): bucket i is grid point i.
-  // O(buckets).
+  // CountsToRuns into arrays of its own (the counts are left as they are).
   static StatusOr<RunsStore> FromCounts(const double* counts, size_t buckets);
+  // Room for `buckets` points only, for CountsToRuns over the caller's
+  // counts (ends written in place); TOO_LARGE without the memory.
+  static StatusOr<RunsStore> PointsFor(size_t buckets);
+  double* points() { return points_.get(); }
   // From sorted points (tests, and callers holding a copy anyway).
   static RunsStore FromSortedPoints(const std::vector<double>& sorted_points);
   // From (point, count) pairs with increasing points and counts >= 1.

@@ -368,7 +368,8 @@ WasmReleaseResult Release(uintptr_t data_address, uint32_t count,
       quantile_count, out);
 }
 
-// counts: `bucket_count` doubles at counts_address (not modified); the rest
+// counts: `bucket_count` doubles at counts_address (the caller's scratch
+// copy: overwritten, the runs are built over it); the rest
 // as Release. The core reads the non-empty buckets as runs: what it needs
 // grows with the buckets, not with the rows they count.
 WasmReleaseResult ReleaseFromCounts(uintptr_t counts_address,
@@ -376,7 +377,7 @@ WasmReleaseResult ReleaseFromCounts(uintptr_t counts_address,
                                     uintptr_t quantiles_address,
                                     uint32_t quantile_count,
                                     uintptr_t out_address, const val& spec) {
-  const double* counts = HeapPointer<const double>(counts_address);
+  double* counts = HeapPointer<double>(counts_address);
   double need = 0;
   dpq::ReleaseRequest request =
       ReadRequest(spec, quantile_count, bucket_count, &need);
@@ -386,9 +387,10 @@ WasmReleaseResult ReleaseFromCounts(uintptr_t counts_address,
   const double* quantiles = HeapPointer<const double>(quantiles_address);
   request.quantiles.assign(quantiles, quantiles + quantile_count);
   double* out = HeapPointer<double>(out_address);
-  return ReleaseResultInto(dpq::ReleaseFromCounts(counts, bucket_count, request,
-                                                  out, SessionOf(spec)),
-                           quantile_count, out);
+  return ReleaseResultInto(
+      dpq::ReleaseFromCountsInPlace(counts, bucket_count, request, out,
+                                    SessionOf(spec)),
+      quantile_count, out);
 }
 
 // data as for Release; out: room for SanitizeSize(spec) doubles.

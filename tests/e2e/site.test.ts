@@ -258,8 +258,18 @@ it('draws private confidence intervals and lists them in the table', async () =>
   expect(populationCells).toHaveLength(3);
   for (const text of populationCells) expect(text).toMatch(/^-?[\d.]+ to -?[\d.]+$/);
   await page.selectOption('#interval-kind', 'sample');
+  // All at once: said in the summary and the column's header.
+  await page.check('#simultaneous');
+  await release('-20', '50');
+  expect(await page.textContent('#summary')).toMatch(/The 95% intervals, holding all at once, spent ε = 0.25 of it/);
+  expect(await page.textContent('#interval-header')).toBe('Private 95% intervals, all at once');
+  const together = await page.locator('#results tbody tr td:nth-child(3)').allTextContents();
+  expect(together).toHaveLength(3);
+  for (const text of together) expect(text).toMatch(/^-?[\d.]+ to -?[\d.]+$/);
+  await page.uncheck('#simultaneous');
   await page.uncheck('#intervals');
   expect(await page.isDisabled('#interval-kind')).toBe(true);
+  expect(await page.isDisabled('#simultaneous')).toBe(true);
 }, 60_000);
 
 it('opens a CSV from disk and reports rows that are not numbers', async () => {

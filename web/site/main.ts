@@ -287,6 +287,7 @@ function settings(): ReleaseSettings {
     workers: SKETCH_WORKERS,
     confidence: $<HTMLInputElement>('intervals').checked && !large ? 0.95 : undefined,
     interval: $<HTMLSelectElement>('interval-kind').value as ReleaseSettings['interval'],
+    simultaneous: $<HTMLInputElement>('simultaneous').checked,
     person:
       personSelect.value === '' || large
         ? undefined
@@ -325,7 +326,8 @@ function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
     (result.intervals === undefined
       ? ''
       : ` The ${Math.round(result.intervals.confidence * 100)}% ` +
-        `${result.intervals.kind === 'population' ? 'population ' : ''}intervals spent ` +
+        `${result.intervals.kind === 'population' ? 'population ' : ''}intervals` +
+        `${result.intervals.simultaneous ? ', holding all at once,' : ''} spent ` +
         budgetText(result.intervals.privacy) +
         ' of it.');
   showSession(result.session);
@@ -343,7 +345,8 @@ function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
   markStale(undefined);
   $('interval-header').hidden = result.intervals === undefined;
   $('interval-header').textContent =
-    result.intervals?.kind === 'population' ? 'Private 95% interval (population)' : 'Private 95% interval';
+    `Private 95% interval${result.intervals?.simultaneous ? 's, all at once' : ''}` +
+    (result.intervals?.kind === 'population' ? ' (population)' : '');
   const body = $<HTMLTableElement>('results').tBodies[0];
   body.replaceChildren(
     ...asked.quantiles.map((q, i) => {
@@ -598,7 +601,9 @@ preset.onchange = () => {
 methodSelect.onchange = describeMethod;
 // What the intervals hold matters only when there are intervals.
 $<HTMLInputElement>('intervals').onchange = () => {
-  $<HTMLSelectElement>('interval-kind').disabled = !$<HTMLInputElement>('intervals').checked;
+  const off = !$<HTMLInputElement>('intervals').checked;
+  $<HTMLSelectElement>('interval-kind').disabled = off;
+  $<HTMLInputElement>('simultaneous').disabled = off;
 };
 $('budget-value').oninput = checkBudget;
 for (const id of ['lower', 'upper', 'step']) $(id).addEventListener('input', boundsEdited);

@@ -30,6 +30,8 @@ export interface ReleaseSettings {
   confidence?: number;
   /** What the intervals hold: this data's quantiles, or the population's. */
   interval?: 'sample' | 'population';
+  /** The intervals hold all at once (not each on its own). */
+  simultaneous?: boolean;
 }
 
 export type Request =
@@ -61,6 +63,7 @@ export interface ReleaseResult {
     high: number[];
     confidence: number;
     kind: 'sample' | 'population';
+    simultaneous: boolean;
     privacy: Record<string, number | string>;
   };
   milliseconds: number;

@@ -230,7 +230,9 @@ function optionsOf(settings: ReleaseSettings, quantiles: number[] = settings.qua
     method,
     ...settings.budget,
     ...(settings.step === undefined || STEPLESS.has(method) ? {} : { step: settings.step }),
-    ...(settings.confidence === undefined ? {} : { confidence: settings.confidence, interval: settings.interval }),
+    ...(settings.confidence === undefined
+      ? {}
+      : { confidence: settings.confidence, interval: settings.interval, simultaneous: settings.simultaneous === true }),
   } as QuantilesOptions;
 }
 
@@ -262,7 +264,14 @@ function postResult(
     privacy: object;
     neighbouring: string;
     maxContributions?: number;
-    intervals?: { low: Float64Array; high: Float64Array; confidence: number; kind: 'sample' | 'population'; privacy: object };
+    intervals?: {
+      low: Float64Array;
+      high: Float64Array;
+      confidence: number;
+      kind: 'sample' | 'population';
+      simultaneous: boolean;
+      privacy: object;
+    };
   },
   extra: Pick<ReleaseResult, 'milliseconds' | 'truth' | 'streamed' | 'counted'>,
 ): void {
@@ -282,6 +291,7 @@ function postResult(
               high: Array.from(release.intervals.high),
               confidence: release.intervals.confidence,
               kind: release.intervals.kind,
+              simultaneous: release.intervals.simultaneous,
               privacy: release.intervals.privacy as Record<string, number | string>,
             },
           }),

@@ -160,13 +160,18 @@ std::vector<std::vector<int64_t>> AggTreeCounts(const Runs& runs,
   });
 }
 
-StatusOr<CountNoise> AggTreeNoise(const AggTreeShape& shape,
-                                  const PrivacyBudget& budget) {
+PrivacyBudget AggTreeLevelBudget(const AggTreeShape& shape,
+                                 const PrivacyBudget& budget) {
   // Each of the h levels gets 1/h of the budget at sensitivity 1.
   PrivacyBudget share = budget;
   share.epsilon = DivideDown(share.epsilon, shape.height);
   share.rho = DivideDown(share.rho, shape.height);
-  return CountNoiseFor(share);
+  return share;
+}
+
+StatusOr<CountNoise> AggTreeNoise(const AggTreeShape& shape,
+                                  const PrivacyBudget& budget) {
+  return CountNoiseFor(AggTreeLevelBudget(shape, budget));
 }
 
 namespace {}  // namespace

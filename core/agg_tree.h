@@ -88,7 +88,12 @@ std::vector<std::vector<int64_t>> AggTreeCounts(
     const Runs& runs, const OutputGrid& release_grid, double lower,
     double upper, const AggTreeShape& shape, const OutputGrid* grid = nullptr);
 
-// The noise every node gets for `budget` (kPure or kZcdp).
+// Each level's share of `budget`: every record is in one node per level, so
+// the levels compose to at most `budget` (each rounded down).
+PrivacyBudget AggTreeLevelBudget(const AggTreeShape& shape,
+                                 const PrivacyBudget& budget);
+// The noise every node gets for `budget` (kPure or kZcdp): CountNoiseFor
+// its level's share.
 StatusOr<CountNoise> AggTreeNoise(const AggTreeShape& shape,
                                   const PrivacyBudget& budget);
 

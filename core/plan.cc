@@ -146,7 +146,8 @@ Status SplitBudgets(const ReleaseRequest& request, double share,
   if (planned.population) return Status::Ok();
   StatusOr<AggTreeShape> shape = IntervalTreeShape(planned.grid);
   if (!shape.ok()) return Status::Ok();  // brackets, then
-  StatusOr<CountNoise> noise = AggTreeNoise(shape.value(), intervals);
+  const PrivacyBudget level = AggTreeLevelBudget(shape.value(), intervals);
+  StatusOr<CountNoise> noise = CountNoiseFor(level);
   if (!noise.ok()) return noise.status();
   std::vector<double> offsets = TreeIntervalOffsets(
       shape.value(), planned.grid, noise.value(), quantiles, beta / 2);
@@ -161,6 +162,7 @@ Status SplitBudgets(const ReleaseRequest& request, double share,
   if (tree_total < brackets_total) {
     planned.tree = true;
     planned.tree_shape = shape.value();
+    planned.tree_level = level;
     planned.tree_noise = noise.value();
     planned.tree_offsets = std::move(offsets);
   }

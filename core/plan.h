@@ -43,6 +43,7 @@ struct IntervalPlan {
   // the tree over `grid`, every node's noise, each quantile's offset.
   bool tree = false;
   AggTreeShape tree_shape;
+  PrivacyBudget tree_level;  // each level's share (the noise's budget)
   CountNoise tree_noise;
   std::vector<double> tree_offsets;
   PrivacyBudget spent;  // the intervals' share, as the ledger sees it

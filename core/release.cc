@@ -138,12 +138,15 @@ StatusOr<Brackets> RunIntervals(const Runs& runs, const ReleasePlan& plan,
   Brackets brackets;
   if (intervals.tree) {
     report->interval_method = "tree";
+    report->interval_epsilon = intervals.tree_level.epsilon;
+    report->interval_parts = intervals.tree_shape.height;
     brackets = TreeIntervals(runs, plan.grid, intervals.grid,
                              intervals.tree_shape, intervals.tree_noise,
                              quantiles, intervals.tree_offsets, rng);
   } else {
     report->interval_method = "brackets";
     report->interval_epsilon = intervals.bracket_epsilon;
+    report->interval_parts = static_cast<int>(2 * quantiles.size());
     brackets = SampleBrackets(
         runs, plan.grid, intervals.grid, quantiles, intervals.bracket_epsilon,
         intervals.mechanism_confidence, rng, below, above);

@@ -81,7 +81,11 @@ struct ReleaseReport {
   std::vector<double> interval_low;
   std::vector<double> interval_high;
   PrivacyBudget interval_spent;
-  double interval_epsilon = 0;  // each bracket mechanism's epsilon
+  // Under epsilon, each of the intervals' mechanisms' epsilon (a bracket's,
+  // or a level of the tree's: the count noise's budget) and how many of
+  // them compose on the same records (2 per quantile, or the levels).
+  double interval_epsilon = 0;
+  int interval_parts = 0;
   // Population intervals: the noisy count's budget (inside interval_spent)
   // and the private upper bound on the record count it gave (ε-DP output).
   PrivacyBudget interval_count_spent;

@@ -53,6 +53,13 @@ const mutants = [
     tests: 'ReleaseTest.NoMechanism*',
   },
   {
+    name: 'interval tree noise',
+    file: 'core/plan.cc',
+    from: '  StatusOr<CountNoise> noise = CountNoiseFor(level);',
+    to: '  PrivacyBudget wider = level;\n  wider.epsilon *= 1.1;\n  StatusOr<CountNoise> noise = CountNoiseFor(wider);',
+    tests: 'ReleaseTest.NoMechanism*:IntervalsTest.*Tree*',
+  },
+  {
     name: 'mechanisms at or below the decimal',
     file: 'core/privacy.cc',
     from: '  running.epsilon = Decimal::Written(written.epsilon).Down();',

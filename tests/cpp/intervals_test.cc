@@ -12,6 +12,7 @@
 #include "core/agg_tree.h"
 #include "core/discrete_noise.h"
 #include "core/exponential_quantile.h"
+#include "core/plan.h"
 #include "core/release.h"
 #include "tests/cpp/test_util.h"
 
@@ -590,6 +591,39 @@ TEST(IntervalsTest, PopulationIntervalsArePrivateExactly) {
   }
   EXPECT_GT(count_most, 0.99);
   EXPECT_GT(most, 0.9);
+}
+
+}  // namespace
+}  // namespace dpq
+
+namespace dpq {
+namespace {
+
+// The tree the plan draws is noised for the level budget the release
+// reports (which the release test adds up against the decimal written), and
+// the levels compose to at most the intervals' share.
+TEST(IntervalsTest, TheTreesNoiseIsTheReportedLevelBudgets) {
+  ReleaseRequest request;
+  request.method = "aq";
+  request.lower = 0;
+  request.upper = 100;
+  request.epsilon = 0.7;
+  request.confidence = 0.9;
+  request.interval_share = 0.3;
+  for (int i = 1; i <= 9; ++i) request.quantiles.push_back(i / 10.0);
+  StatusOr<ReleasePlan> plan = PlanRelease(request, nullptr);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_TRUE(plan.value().intervals.has_value());
+  const IntervalPlan& intervals = *plan.value().intervals;
+  ASSERT_TRUE(intervals.tree);
+  StatusOr<CountNoise> expected = CountNoiseFor(intervals.tree_level);
+  ASSERT_TRUE(expected.ok());
+  EXPECT_EQ(intervals.tree_noise.parameter.numerator,
+            expected.value().parameter.numerator);
+  EXPECT_EQ(intervals.tree_noise.parameter.denominator,
+            expected.value().parameter.denominator);
+  EXPECT_LE(intervals.tree_level.epsilon * intervals.tree_shape.height,
+            0.7 * 0.3);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -708,16 +709,18 @@ namespace {
 TEST(ReleaseTest, NoMechanismRunsAboveTheDecimalWritten) {
   struct Case {
     const char* method;
-    int parts;  // mechanisms in sequence on the same records
+    int parts;  // mechanisms in sequence on the same records, for m = 3
   };
   const std::vector<double> data = Data(200, 5);
   int checked = 0;
+  std::set<std::string> interval_methods;
   for (double epsilon : {0.2, 0.1, 0.7, 0.9, 2.7, 1e-3, 0.3}) {
     for (const Case& c :
          {Case{"aq", 2}, Case{"appindexp", 3}, Case{"jointexp", 1},
           Case{"hs-jointexp", 1}, Case{"inverse-sensitivity", 1}}) {
       for (int k : {0, 3}) {
-        for (bool intervals : {false, true}) {
+        // Intervals of three quantiles (the tree) and of one (brackets).
+        for (int intervals : {0, 3, 1}) {
           if (k > 0 && std::string(c.method) == "inverse-sensitivity") continue;
           ReleaseRequest request = BasicRequest();
           request.method = c.method;
@@ -729,20 +732,25 @@ TEST(ReleaseTest, NoMechanismRunsAboveTheDecimalWritten) {
             request.users = users.data();
             request.max_contributions = k;
           }
-          if (intervals) {
+          if (intervals > 0) {
             request.confidence = 0.9;
             request.interval_share = 0.3;
           }
+          if (intervals == 1) request.quantiles = {0.5};
           std::vector<double> out;
           StatusOr<ReleaseReport> report = Release(data, request, &out);
           ASSERT_TRUE(report.ok()) << c.method << report.status().message();
           // AQ's mechanism_epsilon is its root's (levels = 2 at m = 3; per
-          // path a leaf gets what the root left).
+          // path a leaf gets what the root left); one quantile is one
+          // mechanism for every method.
           Decimal used = Decimal::Exact(report.value().mechanism_epsilon)
-                             .TimesInteger(c.parts);
-          if (intervals) {
+                             .TimesInteger(intervals == 1 ? 1 : c.parts);
+          if (intervals > 0) {
+            interval_methods.insert(report.value().interval_method);
+            ASSERT_GT(report.value().interval_parts, 0);
             used = used.Plus(Decimal::Exact(report.value().interval_epsilon)
-                                 .TimesInteger(2 * 3));
+                                 .TimesInteger(static_cast<uint32_t>(
+                                     report.value().interval_parts)));
           }
           if (k > 0) used = used.TimesInteger(static_cast<uint32_t>(k));
           EXPECT_LE(used, Decimal::Written(epsilon))
@@ -753,6 +761,8 @@ TEST(ReleaseTest, NoMechanismRunsAboveTheDecimalWritten) {
       }
     }
   }
+  // Both ways of drawing intervals were checked.
+  EXPECT_EQ(interval_methods, (std::set<std::string>{"brackets", "tree"}));
   EXPECT_GT(checked, 100);
 }
 

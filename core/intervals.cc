@@ -366,7 +366,9 @@ Brackets TreeIntervals(const Runs& runs, const OutputGrid& release_grid,
                        const OutputGrid& grid, const AggTreeShape& shape,
                        const CountNoise& noise,
                        const std::vector<double>& quantiles,
-                       const std::vector<double>& offsets, RandomSource& rng) {
+                       const std::vector<double>& low_offsets,
+                       const std::vector<double>& high_offsets,
+                       RandomSource& rng) {
   const int64_t last = grid.steps();
   std::vector<std::vector<int64_t>> counts =
       IntervalTreeCounts(runs, release_grid, grid, shape);
@@ -395,11 +397,10 @@ Brackets TreeIntervals(const Runs& runs, const OutputGrid& release_grid,
   Brackets brackets;
   for (size_t i = 0; i < quantiles.size(); ++i) {
     const double q = quantiles[i];
-    const double t = offsets[i];
-    const auto low = std::upper_bound(high_envelope.begin(),
-                                      high_envelope.end(), q * total - t);
+    const auto low = std::upper_bound(
+        high_envelope.begin(), high_envelope.end(), q * total - low_offsets[i]);
     const auto high = std::lower_bound(low_envelope.begin(), low_envelope.end(),
-                                       q * total + t);
+                                       q * total + high_offsets[i]);
     const int64_t low_point = std::min<int64_t>(
         last, static_cast<int64_t>(low - high_envelope.begin()));
     const int64_t high_point = std::min<int64_t>(

@@ -186,14 +186,18 @@ std::vector<std::vector<int64_t>> IntervalTreeCounts(
     const Runs& runs, const OutputGrid& release_grid, const OutputGrid& grid,
     const AggTreeShape& shape);
 
-// Tree intervals for the distinct ascending `quantiles` (with their
-// `offsets`), as values of `grid`, from `runs` on `release_grid`: one noisy
-// tree, every node with `noise`.
+// Tree intervals for the distinct ascending `quantiles`, as values of
+// `grid`, from `runs` on `release_grid`: one noisy tree, every node with
+// `noise`; each low aims `low_offsets[i]` ranks below its target, each high
+// `high_offsets[i]` above (the tree's offset t, plus for population
+// intervals the sampling offsets).
 Brackets TreeIntervals(const Runs& runs, const OutputGrid& release_grid,
                        const OutputGrid& grid, const AggTreeShape& shape,
                        const CountNoise& noise,
                        const std::vector<double>& quantiles,
-                       const std::vector<double>& offsets, RandomSource& rng);
+                       const std::vector<double>& low_offsets,
+                       const std::vector<double>& high_offsets,
+                       RandomSource& rng);
 
 }  // namespace dpq
 

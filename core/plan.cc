@@ -107,8 +107,9 @@ Status PlanIntervalOptions(const ReleaseRequest& request, ReleasePlan* plan,
 // How the budget splits: the values get the rest of it, the intervals
 // their share; per person each part is divided for k records; population
 // intervals give part of theirs to a noisy count. Every split of the
-// double at or below the decimals written, rounded down. Then, for sample
-// intervals, brackets or a tree, whichever has the smaller offsets.
+// double at or below the decimals written, rounded down. Then brackets or a
+// tree, whichever has the smaller mechanism offsets (population intervals
+// add the same sampling offsets to either).
 Status SplitBudgets(const ReleaseRequest& request, double share,
                     ReleasePlan* plan) {
   plan->budget = AtOrBelowWritten(plan->spend);
@@ -143,14 +144,18 @@ Status SplitBudgets(const ReleaseRequest& request, double share,
   planned.brackets = intervals;
   planned.bracket_epsilon = ExponentialMechanismEpsilonPerPart(
       intervals, static_cast<int>(2 * quantiles.size()));
-  if (planned.population) return Status::Ok();
+  // The mechanisms' part of beta, each side half of it (population
+  // intervals give the rest to the count and the sampling).
+  const double mechanism_beta =
+      planned.population ? kPopulationMechanismBeta * beta : beta;
   StatusOr<AggTreeShape> shape = IntervalTreeShape(planned.grid);
   if (!shape.ok()) return Status::Ok();  // brackets, then
   const PrivacyBudget level = AggTreeLevelBudget(shape.value(), intervals);
   StatusOr<CountNoise> noise = CountNoiseFor(level);
   if (!noise.ok()) return noise.status();
-  std::vector<double> offsets = TreeIntervalOffsets(
-      shape.value(), planned.grid, noise.value(), quantiles, beta / 2);
+  std::vector<double> offsets =
+      TreeIntervalOffsets(shape.value(), planned.grid, noise.value(), quantiles,
+                          mechanism_beta / 2);
   double tree_total = 0;
   double brackets_total = 0;
   for (size_t i = 0; i < quantiles.size(); ++i) {

@@ -140,9 +140,16 @@ StatusOr<Brackets> RunIntervals(const Runs& runs, const ReleasePlan& plan,
     report->interval_method = "tree";
     report->interval_epsilon = intervals.tree_level.epsilon;
     report->interval_parts = intervals.tree_shape.height;
+    // Population intervals aim their sampling offsets further out.
+    std::vector<double> low_offsets = intervals.tree_offsets;
+    std::vector<double> high_offsets = intervals.tree_offsets;
+    for (size_t i = 0; i < below.size(); ++i) {
+      low_offsets[i] += below[i];
+      high_offsets[i] += above[i];
+    }
     brackets = TreeIntervals(runs, plan.grid, intervals.grid,
                              intervals.tree_shape, intervals.tree_noise,
-                             quantiles, intervals.tree_offsets, rng);
+                             quantiles, low_offsets, high_offsets, rng);
   } else {
     report->interval_method = "brackets";
     report->interval_epsilon = intervals.bracket_epsilon;

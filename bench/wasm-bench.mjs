@@ -195,5 +195,42 @@ for (const inverse of [1000, 10000]) {
   }
 }
 
+// Confidence intervals: what they add to a release of n = 1,000 values.
+// The tree's offsets (a Chernoff bound per coefficient triple of the grid)
+// are public and kept per module instance, so a fresh instance times the
+// first release and the later ones apart.
+{
+  const small = data.subarray(0, 1000);
+  console.log('\nIntervals (95%, epsilon 1, n = 1,000; ms; a fresh module for the first call):\n');
+  console.log('| m | method | no intervals | first call | later calls |');
+  console.log('|---:|---|---:|---:|---:|');
+  for (const m of [1, 9, 120]) {
+    const quantiles = Array.from({ length: m }, (_, i) => (i + 1) / (m + 1));
+    const plain = { lower: 0, upper: 100, quantiles, epsilon: 1 };
+    const withIntervals = { ...plain, confidence: 0.95 };
+    const fresh = await loadDpQuantiles();
+    fresh.release(small, plain); // compiles the module's code
+    const start = performance.now();
+    const first = fresh.release(small, withIntervals);
+    const firstMs = performance.now() - start;
+    const laterMs = median(
+      Array.from({ length: 7 }, () => {
+        const s0 = performance.now();
+        fresh.release(small, withIntervals);
+        return performance.now() - s0;
+      }),
+    );
+    const plainMs = median(
+      Array.from({ length: 7 }, () => {
+        const s0 = performance.now();
+        fresh.release(small, plain);
+        return performance.now() - s0;
+      }),
+    );
+    const g = (x) => x.toFixed(2);
+    console.log(`| ${m} | ${first.intervals.method} | ${g(plainMs)} | ${g(firstMs)} | ${g(laterMs)} |`);
+  }
+}
+
 const moduleBytes = readFileSync(new URL('../dist/generated/dpq_module.mjs', import.meta.url)).length;
 console.log(`module: ${(moduleBytes / 1024).toFixed(0)} KiB (one file, WASM inlined); load + instantiate ${f(loadMs)} ms`);

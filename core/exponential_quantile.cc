@@ -77,7 +77,10 @@ class SegmentWalker {
   // The next segment (possibly an empty gap of size 0, which has no mass).
   Segment Next() {
     Segment s = Take();
-    if (s.first <= s.last) {  // segments are contiguous: one prefix each
+    if (s.records > 0) {  // one point: its weight, which is cheaper
+      s.mass = p_.measure.Weight(s.first);
+      edge_ = upward_ ? edge_ + s.mass : edge_ - s.mass;
+    } else if (s.first <= s.last) {  // contiguous: one prefix each
       const uint64_t far = p_.measure.Prefix(upward_ ? s.last + 1 : s.first);
       s.mass = upward_ ? far - edge_ : edge_ - far;
       edge_ = far;
@@ -211,7 +214,7 @@ struct Item {
   // Base mass: the points' (a gap, an atom-form point) or a sub-gap's
   // (sub-points x the point's weight). A gap of the split form counts each
   // point's K sub-points: size = count K. A pair's size is K x its point's
-  // weight, and count holds its record's sub-point plus one.
+  // weight, which count holds (its record's sub-point is floor(K / 2)).
   uint64_t count = 0;
   int64_t proposal = 0;  // its weight's ProposalExponent()
   bool scaled = false;   // a gap of the split form
@@ -266,9 +269,16 @@ class DrawWeights {
   uint64_t sub_points() const { return sub_points_; }
   uint64_t target_rank() const { return distance_.rank(); }
 
-  // The exponent of an output standing for ranks [low, high].
+  // The exponent of an output standing for ranks [low, high]. The last
+  // one is kept: a walk asks for a gap's rank to decide whether to go on,
+  // then lists the gap.
   Exponent At(uint64_t low, uint64_t high) const {
-    return rate_.ExponentFor(distance_(low, high));
+    if (low != last_low_ || high != last_high_) {
+      last_low_ = low;
+      last_high_ = high;
+      last_ = rate_.ExponentFor(distance_(low, high));
+    }
+    return last_;
   }
   // A pair's smaller exponent: of rank low or of rank low + 1 (not of the
   // interval between them, which a target between the ranks would make 0
@@ -279,9 +289,7 @@ class DrawWeights {
   }
   // An item's outputs' base mass, and whether each output is a point's K
   // sub-points (a gap of the split form, or a pair) rather than one output.
-  uint64_t BaseMass(const Item& item) const {
-    return item.pair ? p_.measure.Weight(item.first) : item.count;
-  }
+  static uint64_t BaseMass(const Item& item) { return item.count; }
   static bool Scaled(const Item& item) { return item.pair || item.scaled; }
   // The item's size: its base mass, times K if scaled.
   Uint128 Size(const Item& item) const {
@@ -303,6 +311,9 @@ class DrawWeights {
   BaseTwoRate rate_;
   TargetDistance distance_;
   uint64_t sub_points_;
+  mutable uint64_t last_low_ = 1;  // At's last question (none yet: low > high)
+  mutable uint64_t last_high_ = 0;
+  mutable Exponent last_;
   // log2 K when K is a power of two (always, but in tests), else -1.
   int sub_point_shift_ =
       (sub_points_ & (sub_points_ - 1)) == 0 ? CeilLog2Of64(sub_points_) : -1;
@@ -420,9 +431,9 @@ class OutputListing {
     const uint64_t c = s.records;
     const uint64_t k = w_.sub_points();
     if (c == 1) {
-      // A pair: both sub-gaps in one item; its record's sub-point is
-      // SubGapBound(1, K, 1) = floor(K / 2), stored plus one.
-      AddItem(pool, s.first, s.first, s.below, 1, (k >> 1) + 1, false, true);
+      // A pair: both sub-gaps in one item, of its point's weight; its
+      // record's sub-point is SubGapBound(1, K, 1) = floor(K / 2).
+      AddItem(pool, s.first, s.first, s.below, 1, s.mass, false, true);
       return;
     }
     const uint64_t weight = s.mass;  // one point's
@@ -557,7 +568,7 @@ class QuantileDraw {
   // K 2^-y_h / 2^a = 2^-(y_h - floor(y_min)): as for every item, sub-gap h
   // is returned with probability size_h 2^-y_h / 2^a.
   bool RoundOnPair(const Item& item, SplitPoint* out) {
-    const uint64_t position = item.count - 1;
+    const uint64_t position = weights_.sub_points() >> 1;
     const uint64_t s =
         static_cast<uint64_t>(UniformBits(*bits_, weights_.sub_points()));
     const uint64_t h = s > position ? 1 : 0;

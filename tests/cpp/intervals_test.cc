@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -710,6 +712,73 @@ TEST(IntervalsTest, TheTreesNoiseIsTheReportedLevelBudgets) {
             expected.value().parameter.denominator);
   EXPECT_LE(intervals.tree_level.epsilon * intervals.tree_shape.height,
             0.7 * 0.3);
+}
+
+}  // namespace
+}  // namespace dpq
+
+namespace dpq {
+namespace {
+
+// The tree's offsets keep only the coefficient triples no other one bounds,
+// and are cached per thread: every grid point's own Chernoff bound (its
+// triple, minimised over lambda by a scan here) is still at most the
+// offset, and a second call gives the same offsets.
+TEST(IntervalsTest, TreeOffsetsBoundEveryPointsOwnChernoffBound) {
+  const OutputGrid grid(0, 100, 200);
+  const AggTreeShape shape = IntervalTreeShape(grid).value();
+  const CountNoise noise =
+      AggTreeNoise(shape, PrivacyBudget::Pure(0.3)).value();
+  const std::vector<double> quantiles = {0.1, 0.5, 0.93};
+  const double beta_half = 0.025;
+  const std::vector<double> offsets =
+      TreeIntervalOffsets(shape, grid, noise, quantiles, beta_half);
+  EXPECT_EQ(TreeIntervalOffsets(shape, grid, noise, quantiles, beta_half),
+            offsets);
+  // Point j's noisy prefix: leaf j and, at each level, the siblings before
+  // its ancestor (intervals.md); the total is the last point's.
+  auto nodes = [&](int64_t j) {
+    std::set<std::pair<int, int64_t>> out = {{0, j}};
+    int64_t index = j;
+    for (int level = 0; level < shape.height; ++level) {
+      for (int64_t i = index - index % shape.branching; i < index; ++i) {
+        out.insert({level, i});
+      }
+      index /= shape.branching;
+    }
+    return out;
+  };
+  const auto total = nodes(grid.steps());
+  const double scale = noise.parameter.Value();
+  const double p = std::exp(-1 / scale);
+  auto log_mgf = [&](double u) {
+    return 2 * std::log1p(-p) - std::log1p(-p * std::exp(u)) -
+           std::log1p(-p * std::exp(-u));
+  };
+  for (size_t k = 0; k < quantiles.size(); ++k) {
+    const double q = quantiles[k];
+    double worst = 0;
+    for (int64_t j = 0; j <= grid.steps(); ++j) {
+      const auto mine = nodes(j);
+      int only = 0;
+      int both = 0;
+      for (const auto& node : mine) (total.count(node) > 0 ? both : only)++;
+      const int total_only = static_cast<int>(total.size()) - both;
+      double best = std::numeric_limits<double>::infinity();
+      for (int s = 1; s < 2000; ++s) {
+        const double lambda = s / 2000.0 / scale;
+        best = std::min(
+            best, (only * log_mgf(lambda) + both * log_mgf(lambda * (1 - q)) +
+                   total_only * log_mgf(lambda * q) - std::log(beta_half)) /
+                      lambda);
+      }
+      worst = std::max(worst, best);
+    }
+    // The offset is a valid bound for the worst point (within the scan's
+    // resolution), and not far above it.
+    EXPECT_GE(offsets[k], worst * (1 - 1e-3)) << q;
+    EXPECT_LE(offsets[k], worst * 1.05 + 1) << q;
+  }
 }
 
 }  // namespace

@@ -71,9 +71,10 @@ double BoundsBinUpper(int bin) {
 
 namespace {
 
-// tau for this noise and K bins (see bounds.h).
-int64_t ThresholdFor(const CountNoise& noise, int bins) {
-  const double log_ratio = std::log(bins / kBoundsFailure);
+// tau for this noise and K bins (see bounds.h), at failure chance beta.
+int64_t ThresholdFor(const CountNoise& noise, int bins,
+                     double beta = kBoundsFailure) {
+  const double log_ratio = std::log(bins / beta);
   if (noise.kind == CountNoise::Kind::kLaplace) {
     return static_cast<int64_t>(std::ceil(noise.parameter.Value() * log_ratio));
   }
@@ -143,14 +144,35 @@ StatusOr<BoundsEstimate> EstimateBoundsFor(
   BoundsEstimate out;
   out.threshold = ThresholdFor(noise.value(), BoundsBinCount());
   out.spent = spent;
+  // The bins that count (bounds.h): an isolated clearing bin must reach
+  // the higher threshold, so an empty bin far from the data does not
+  // stretch the range. All post-processing of the noisy counts.
+  const int64_t isolated_threshold =
+      ThresholdFor(noise.value(), BoundsBinCount(), kBoundsIsolatedFailure);
+  const int bins = BoundsBinCount();
+  auto clears = [&](int b) {
+    return b >= 0 && b < bins &&
+           counts[static_cast<size_t>(b)] >= out.threshold;
+  };
   int low = -1;
   int high = -1;
-  for (int b = 0; b < BoundsBinCount(); ++b) {
-    if (counts[static_cast<size_t>(b)] >= out.threshold) {
-      if (low < 0) low = b;
-      high = b;
+  int largest = -1;  // the clearing bin with the largest noisy count
+  for (int b = 0; b < bins; ++b) {
+    if (!clears(b)) continue;
+    if (largest < 0 ||
+        counts[static_cast<size_t>(b)] > counts[static_cast<size_t>(largest)]) {
+      largest = b;
     }
+    bool counts_here =
+        b == kPerSign || counts[static_cast<size_t>(b)] >= isolated_threshold;
+    for (int d = 1; d <= kBoundsNearBins && !counts_here; ++d) {
+      counts_here = clears(b - d) || clears(b + d);
+    }
+    if (!counts_here) continue;
+    if (low < 0) low = b;
+    high = b;
   }
+  if (low < 0) low = high = largest;
   if (low < 0) {
     return Status(StatusCode::kNotEnoughData,
                   "no bin of the private histogram reached its threshold of " +

@@ -14,7 +14,10 @@
 // most kBoundsFailure (Laplace: tau = ceil(t ln(K / beta)), since
 // P(noise >= tau) <= exp(-tau / t); Gaussian: tau = ceil(sigma sqrt(2
 // ln(K / beta)))). The released range runs from the lower edge of the lowest
-// bin that clears to the upper edge of the highest.
+// bin that counts to the upper edge of the highest: a bin counts when it
+// clears and is the zero bin, or has another clearing bin near it, or
+// reaches the higher threshold for kBoundsIsolatedFailure; when none counts,
+// the clearing bin with the largest noisy count does.
 //
 // Guarantee: epsilon-DP (or rho-zCDP) under add/remove-one-record
 // neighbours. Proof: a record falls in exactly one bin, so the count vector
@@ -49,6 +52,14 @@ constexpr int kMinBoundsExponent = -50;
 constexpr int kMaxBoundsExponent = 1023;
 // The chance that some empty bin clears the threshold. Not privacy-relevant.
 constexpr double kBoundsFailure = 0.05;
+// A cleared bin with no other cleared bin within kBoundsNearBins (and not
+// the zero bin) counts only when it reaches the threshold for this chance:
+// an empty bin far from the data, which clears tau with probability up to
+// kBoundsFailure, made the range absurd (an upper bound of 2e276 for
+// temperatures); one must now reach about twice tau. Post-processing of the
+// noisy counts with public constants: not privacy-relevant.
+constexpr double kBoundsIsolatedFailure = 1e-6;
+constexpr int kBoundsNearBins = 2;
 
 struct BoundsEstimate {
   double lower = 0;

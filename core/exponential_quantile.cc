@@ -287,14 +287,12 @@ class DrawWeights {
     return rate_.ExponentFor(std::min(distance_(item.low, item.low),
                                       distance_(item.low + 1, item.low + 1)));
   }
-  // An item's outputs' base mass, and whether each output is a point's K
-  // sub-points (a gap of the split form, or a pair) rather than one output.
-  static uint64_t BaseMass(const Item& item) { return item.count; }
+  // Whether each of an item's outputs is a point's K sub-points (a gap of
+  // the split form, or a pair) rather than one output.
   static bool Scaled(const Item& item) { return item.pair || item.scaled; }
-  // The item's size: its base mass, times K if scaled.
+  // The item's size: its base mass (count), times K if scaled.
   Uint128 Size(const Item& item) const {
-    return static_cast<Uint128>(BaseMass(item)) *
-           (Scaled(item) ? sub_points_ : 1);
+    return static_cast<Uint128>(item.count) * (Scaled(item) ? sub_points_ : 1);
   }
   // ceil(log2 size) for a base mass, times K if `scaled`. With K = 2^k
   // (always, but in tests) k is added, ceil(log2(x 2^k)) = ceil(log2 x) + k,
@@ -395,8 +393,8 @@ class OutputListing {
     item.pair = pair;
     // ExactWeight::ProposalExponent: ceil(log2 size) - floor(y).
     const Exponent y = pair ? w_.Pair(item) : w_.At(low, low + span);
-    item.proposal = w_.SizeBits(w_.BaseMass(item), scaled || pair) -
-                    static_cast<int64_t>(y.whole);
+    item.proposal =
+        w_.SizeBits(item.count, scaled || pair) - static_cast<int64_t>(y.whole);
     pool->Note(item.proposal);
   }
 

@@ -81,10 +81,9 @@ TEST(IntervalsTest, CoverTheTrueQuantileAtLeastAtTheNominalRate) {
       const std::vector<double> values = Dataset(d, data_rng);
       ReleaseRequest request =
           CoverageRequest(d, quantiles, confidence, 1000 + d);
-      std::vector<double> copy = values;
-      std::vector<double> out(quantiles.size());
+      std::vector<double> out;
       const StatusOr<ReleaseReport> report =
-          ReleaseQuantiles(copy.data(), copy.size(), request, out.data());
+          testing::Release(values, request, &out);
       ASSERT_TRUE(report.ok()) << report.status().message();
       ASSERT_TRUE(report.value().has_intervals);
       std::vector<double> clamped = values;
@@ -148,10 +147,9 @@ TEST(IntervalsTest, ManyQuantilesGetNarrowMonotoneIntervalsFromOneTree) {
       request.confidence = 0.9;
       request.interval_simultaneous = simultaneous;
       request.seed = 5000 + run;
-      std::vector<double> copy = values;
-      std::vector<double> out(quantiles.size());
+      std::vector<double> out;
       const StatusOr<ReleaseReport> report =
-          ReleaseQuantiles(copy.data(), copy.size(), request, out.data());
+          testing::Release(values, request, &out);
       ASSERT_TRUE(report.ok()) << report.status().message();
       EXPECT_EQ(report.value().interval_method, "tree");
       EXPECT_EQ(report.value().interval_simultaneous, simultaneous);
@@ -218,10 +216,9 @@ TEST(IntervalsTest, PopulationIntervalsCoverThePopulationQuantile) {
     ReleaseRequest request =
         CoverageRequest(d, quantiles, confidence, 5000 + d);
     request.interval = "population";
-    std::vector<double> copy = values;
-    std::vector<double> out(quantiles.size());
+    std::vector<double> out;
     const StatusOr<ReleaseReport> report =
-        ReleaseQuantiles(copy.data(), copy.size(), request, out.data());
+        testing::Release(values, request, &out);
     ASSERT_TRUE(report.ok()) << report.status().message();
     ASSERT_TRUE(report.value().interval_population);
     // The count's share of the intervals' quarter of the budget.
@@ -229,10 +226,9 @@ TEST(IntervalsTest, PopulationIntervalsCoverThePopulationQuantile) {
                 request.epsilon.value() * 0.25 * kPopulationCountShare, 1e-12);
     // The same data, sample intervals: population ones are wider.
     request.interval = "sample";
-    copy = values;
-    std::vector<double> sample_out(quantiles.size());
+    std::vector<double> sample_out;
     const StatusOr<ReleaseReport> sample =
-        ReleaseQuantiles(copy.data(), copy.size(), request, sample_out.data());
+        testing::Release(values, request, &sample_out);
     ASSERT_TRUE(sample.ok());
     std::vector<double> clamped = values;
     for (double& x : clamped) x = std::min(std::max(x, 0.0), 100.0);
@@ -287,10 +283,9 @@ TEST(IntervalsTest, PopulationIntervalsOfManyQuantilesComeFromTheTree) {
     ReleaseRequest request =
         CoverageRequest(d, quantiles, confidence, 9000 + d);
     request.interval = "population";
-    std::vector<double> copy = values;
-    std::vector<double> out(quantiles.size());
+    std::vector<double> out;
     const StatusOr<ReleaseReport> report =
-        ReleaseQuantiles(copy.data(), copy.size(), request, out.data());
+        testing::Release(values, request, &out);
     ASSERT_TRUE(report.ok()) << report.status().message();
     ASSERT_EQ(report.value().interval_method, "tree");
     ASSERT_TRUE(report.value().interval_population);
@@ -328,10 +323,9 @@ TEST(IntervalsTest, PopulationIntervalsOfManyQuantilesComeFromTheTree) {
     request.seed = 7000 + d;
     for (const char* kind : {"population", "sample"}) {
       request.interval = kind;
-      std::vector<double> copy = values;
-      std::vector<double> out(quantiles.size());
+      std::vector<double> out;
       const StatusOr<ReleaseReport> report =
-          ReleaseQuantiles(copy.data(), copy.size(), request, out.data());
+          testing::Release(values, request, &out);
       ASSERT_TRUE(report.ok()) << report.status().message();
       ASSERT_EQ(report.value().interval_method, "tree");
       for (size_t j = 0; j < quantiles.size(); ++j) {
@@ -423,6 +417,10 @@ TEST(IntervalsTest, SpendTheirShareAndTheValuesTheRest) {
   EXPECT_EQ(report.value().interval_method, "tree");
   EXPECT_DOUBLE_EQ(report.value().interval_spent.epsilon, 0.5);
   EXPECT_DOUBLE_EQ(report.value().mechanism_epsilon, 0.75);
+  // Its levels, each at the reported epsilon, compose to at most the share.
+  EXPECT_GT(report.value().interval_parts, 0);
+  EXPECT_LE(report.value().interval_epsilon * report.value().interval_parts,
+            0.5);
   // zCDP: rho splits the same way.
   request.quantiles = {0.5};
   request.epsilon.reset();

@@ -14,6 +14,7 @@
 #include "core/decimal.h"
 #include "core/prepare.h"
 #include "core/random.h"
+#include "tests/cpp/test_util.h"
 
 namespace dpq {
 namespace {
@@ -34,12 +35,7 @@ std::vector<double> Data(size_t n, uint64_t seed) {
   return data;
 }
 
-StatusOr<ReleaseReport> Release(std::vector<double> data,
-                                const ReleaseRequest& request,
-                                std::vector<double>* out) {
-  out->assign(request.quantiles.size(), std::nan(""));
-  return ReleaseQuantiles(data.data(), data.size(), request, out->data());
-}
+using testing::Release;
 
 TEST(ReleaseTest, ReleasesOrderedValuesInsideTheBounds) {
   ReleaseRequest request = BasicRequest();

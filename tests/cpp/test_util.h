@@ -9,9 +9,19 @@
 #include <functional>
 #include <vector>
 
+#include "core/release.h"
 #include "core/runs.h"
 
 namespace dpq::testing {
+
+// ReleaseQuantiles on a copy of `data` (it sorts its input), with *out
+// sized to the quantiles and filled with NaN first.
+inline StatusOr<ReleaseReport> Release(std::vector<double> data,
+                                       const ReleaseRequest& request,
+                                       std::vector<double>* out) {
+  out->assign(request.quantiles.size(), std::nan(""));
+  return ReleaseQuantiles(data.data(), data.size(), request, out->data());
+}
 
 // The runs of sorted record points (the prepared form every mechanism
 // reads). A temporary lives to the end of the call it is passed to.

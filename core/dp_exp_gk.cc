@@ -80,6 +80,7 @@ int64_t SampleExpGk(const GkSketch& sketch, double q, double epsilon,
   BitReader bits(rng);
   while (bits.healthy()) {
     const size_t i = table.Draw(bits);
+    if (i == DyadicTable::kNone) continue;
     const ExpGkCandidate& c = candidates[i];
     if (table.Thin(bits, i) &&
         BernoulliSizeShare(bits, static_cast<Uint128>(c.points)) &&

@@ -247,7 +247,9 @@ void DyadicTable::Finish() {
 }
 
 size_t DyadicTable::Draw(BitReader& bits) const {
-  const Uint128 v = UniformBits(bits, prefix_.back());
+  const Uint128 total = prefix_.back();
+  const Uint128 v = UniformBits(bits, PowerOfTwo(CeilLog2(total)));
+  if (v >= total) return kNone;
   return static_cast<size_t>(
       std::upper_bound(prefix_.begin(), prefix_.end(), v) - prefix_.begin());
 }
@@ -329,6 +331,7 @@ size_t LogWeightDraw::Draw(const std::vector<double>& log_weights,
   table_.Finish();
   while (bits.healthy()) {
     const size_t e = table_.Draw(bits);
+    if (e == DyadicTable::kNone) continue;
     const Piece& p = pieces_[e];
     if (table_.Thin(bits, e) &&
         (p.keep == p.scale || BernoulliBits(bits, p.keep, p.scale))) {

@@ -122,9 +122,17 @@ class DyadicTable {
   void Reserve(size_t entries) { exponents_.reserve(entries); }
   // Builds the prefix sums; call after the last Add.
   void Finish();
+  // The same with another headroom than Reset's.
+  void Finish(int headroom) {
+    headroom_ = headroom;
+    Finish();
+  }
   size_t size() const { return exponents_.size(); }
 
-  // An entry with probability proportional to its weight (after Thin).
+  // An entry i with probability units_i / 2^ceil(log2 total units), else
+  // kNone (below 1/2): proportional to its weight (after Thin) whenever
+  // one is drawn. A caller draws again or rejects its round; a rejected
+  // round reads no more bits.
   size_t Draw(BitReader& bits) const;
   // An entry i with probability units_i 2^unit / 2^cap, else npos (the
   // rest of 2^cap): for a part whose weights are bounded by 2^cap in total.

@@ -6,6 +6,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -201,409 +202,569 @@ class TargetDistance {
   uint64_t narrow_target_;
 };
 
-// One output group of an exact draw: grid points [first, last] standing for
-// one rank (a gap), one occupied point (atom form), one sub-gap of an
-// occupied point (split form; first == last), or, in the split form, both
-// sub-gaps of a point holding one record (a "pair"). The exponent is
-// recomputed from the ranks when the item is drawn.
-struct Item {
-  int64_t first = 0;
-  int64_t last = 0;
-  uint64_t low = 0;   // the ranks it stands for: [low, low + span]; in the
-  uint64_t span = 0;  // split form, low is the records before the output
-  // Base mass: the points' (a gap, an atom-form point) or a sub-gap's
-  // (sub-points x the point's weight). A gap of the split form counts each
-  // point's K sub-points: size = count K. A pair's size is K x its point's
-  // weight, which count holds (its record's sub-point is floor(K / 2)).
-  uint64_t count = 0;
-  int64_t proposal = 0;  // its weight's ProposalExponent()
-  bool scaled = false;   // a gap of the split form
-  bool pair = false;
-};
+// Sub-gap h of a point holding c >= 1 records among K sub-points: the
+// sub-points (SubGapBound(h), SubGapBound(h + 1)], h of the records before
+// each.
+uint64_t SubGapSize(uint64_t c, uint64_t k, uint64_t h) {
+  return static_cast<uint64_t>(SubGapBound(c, k, h + 1) - SubGapBound(c, k, h));
+}
 
-struct Pool;
-
-// Outputs not worth listing yet, with a dyadic bound 2^cap on the sum of
-// their proposal weights: the rest of a direction (from where its walker
-// stopped), or sub-gaps [h_first, h_last] of one occupied point.
-struct Group {
-  int64_t cap = 0;
-  std::optional<SegmentWalker> walker;
-  int64_t point = 0;
-  uint64_t below = 0;
-  uint64_t records = 0;  // the point's
-  uint64_t h_first = 0;
-  uint64_t h_last = 0;
-  std::unique_ptr<Pool> pool;  // listed when first drawn
-};
-
+// Entries of one draw's table: the items listed (Entry), and the parts not
+// worth listing yet as groups with a dyadic bound 2^cap on the sum of their
+// proposal weights, each the rest of a direction from where its walker
+// stopped, listed into a pool of its own when first drawn.
+template <typename Entry, typename Walker>
 struct Pool {
-  std::vector<Item> items;
+  struct Group {
+    int64_t cap = 0;
+    size_t entry = 0;  // its index in the table
+    Walker walker;
+    std::unique_ptr<Pool> pool;
+  };
+  static constexpr int64_t kNoTop = std::numeric_limits<int64_t>::min();
+
+  std::vector<Entry> items;  // by table index (a group's slot unused)
   std::vector<Group> groups;
-  DyadicTable table;  // items, then groups
-  int64_t top = std::numeric_limits<int64_t>::min();
+  DyadicTable table;
+  int64_t top = kNoTop;  // the largest exponent in the table
 
-  void Note(int64_t exponent) { top = std::max(top, exponent); }
+  void Clear() {
+    items.clear();
+    groups.clear();
+    table.Reset();
+    top = kNoTop;
+  }
+  void Add(const Entry& entry, int64_t exponent) {
+    items.push_back(entry);
+    table.Add(exponent);
+    top = std::max(top, exponent);
+  }
+  void AddGroup(int64_t cap, const Walker& walker) {
+    groups.push_back({cap, items.size(), walker, nullptr});
+    items.emplace_back();
+    table.Add(cap);
+    top = std::max(top, cap);
+  }
+  // An entry with probability proportional to its proposal weight (or, in
+  // a group's pool, to its weight over 2^cap); nullptr for the rest and for
+  // a thinned entry. A drawn group is listed by `expand` first.
+  template <typename Expand>
+  const Entry* Draw(BitReader& bits, bool capped, int64_t cap,
+                    const Expand& expand) {
+    if (table.size() == 0) return nullptr;
+    const size_t e = capped ? table.DrawWithin(bits, cap) : table.Draw(bits);
+    if (e == DyadicTable::kNone || !table.Thin(bits, e)) return nullptr;
+    for (Group& group : groups) {
+      if (group.entry != e) continue;
+      if (!group.pool) {
+        group.pool = std::make_unique<Pool>();
+        expand(group.walker, group.pool.get());
+      }
+      return group.pool->Draw(bits, true, group.cap, expand);
+    }
+    return &items[e];
+  }
 };
 
-}  // namespace
+// Walks outward from the target, listing into a pool while the outputs can
+// matter: once a bound on all that is left of a direction lies `margin`
+// bits below the pool's top, the rest is one group. A Walker gives done(),
+// next_rank() (the rank nearest the target of all it has left: every
+// output left is at least as far), SizeBitsLeft() (ceil(log2) of a bound on
+// the sizes left), and Next(list), which lists its next piece through
+// list(entry, ceil(log2 size), low, high) for an output standing for ranks
+// [low, high] (or lists nothing if the piece is empty) and moves on.
+//
+// Proof that a group's cap bounds its proposal weights (2^a, a = ceil(log2
+// size) - floor(y)): with S the size bound and y0 the next rank's exponent,
+// an item weighs 2^a < 2 size 2^-floor(y0), so the items sum to below
+// 2 S 2^-floor(y0). Listed when drawn, a group's pool holds some of those
+// items (summing to L >= 2^top) and at most one nested group, formed only
+// with cap + margin < top (margin >= 0), so at most 2^(top - 1) <= L / 2;
+// the table's rounding to units adds below 2^(top - headroom) <= L / 2
+// (headroom >= 1). The pool's total is below 2 L < 4 S 2^-floor(y0) <=
+// 2^(ceil(log2 S) + 2 - floor(y0)), within the cap.
+constexpr int kGroupCapBits = 4;
 
-struct DrawScratch {
-  Pool top;
-};
+// A group's pool gets log2 of its entries more headroom, so the units'
+// rounding adds below 2^(top - headroom) in all (the proof above).
+int ExpandedHeadroom(int headroom, size_t entries) {
+  return headroom + BitWidth(static_cast<Uint128>(entries));
+}
 
-namespace {
-
-// The base-two exponent of each output and the sizes of the outputs' items:
-// what both the listing and the rounds of a draw read.
+// The base-two exponent of the outputs standing for ranks [low, high]:
+// what the listing and the rounds of a draw read.
 class DrawWeights {
  public:
-  DrawWeights(const QuantileProblem& problem, double epsilon,
-              uint64_t sub_points)
+  DrawWeights(const QuantileProblem& problem, double epsilon)
       : p_(problem),
         rate_(epsilon / (2 * QuantileSensitivity(problem.quantile))),
-        distance_(problem),
-        sub_points_(sub_points) {}
+        distance_(problem) {}
 
   const QuantileProblem& problem() const { return p_; }
-  uint64_t sub_points() const { return sub_points_; }
   uint64_t target_rank() const { return distance_.rank(); }
-
-  // The exponent of an output standing for ranks [low, high]. The last
-  // one is kept: a walk asks for a gap's rank to decide whether to go on,
-  // then lists the gap.
   Exponent At(uint64_t low, uint64_t high) const {
-    if (low != last_low_ || high != last_high_) {
-      last_low_ = low;
-      last_high_ = high;
-      last_ = rate_.ExponentFor(distance_(low, high));
-    }
-    return last_;
-  }
-  // A pair's smaller exponent: of rank low or of rank low + 1 (not of the
-  // interval between them, which a target between the ranks would make 0
-  // and every round a near-certain rejection at large epsilon).
-  Exponent Pair(const Item& item) const {
-    return rate_.ExponentFor(std::min(distance_(item.low, item.low),
-                                      distance_(item.low + 1, item.low + 1)));
-  }
-  // Whether each of an item's outputs is a point's K sub-points (a gap of
-  // the split form, or a pair) rather than one output.
-  static bool Scaled(const Item& item) { return item.pair || item.scaled; }
-  // The item's size: its base mass (count), times K if scaled.
-  Uint128 Size(const Item& item) const {
-    return static_cast<Uint128>(item.count) * (Scaled(item) ? sub_points_ : 1);
-  }
-  // ceil(log2 size) for a base mass, times K if `scaled`. With K = 2^k
-  // (always, but in tests) k is added, ceil(log2(x 2^k)) = ceil(log2 x) + k,
-  // so no 128-bit product (emulated in WebAssembly) is formed.
-  int64_t SizeBits(uint64_t mass, bool scaled) const {
-    if (sub_point_shift_ < 0) {
-      return CeilLog2(static_cast<Uint128>(mass) * (scaled ? sub_points_ : 1));
-    }
-    return CeilLog2Of64(mass) + (scaled ? sub_point_shift_ : 0);
+    return rate_.ExponentFor(distance_(low, high));
   }
 
  private:
   const QuantileProblem& p_;
   BaseTwoRate rate_;
   TargetDistance distance_;
-  uint64_t sub_points_;
-  mutable uint64_t last_low_ = 1;  // At's last question (none yet: low > high)
-  mutable uint64_t last_high_ = 0;
-  mutable Exponent last_;
-  // log2 K when K is a power of two (always, but in tests), else -1.
-  int sub_point_shift_ =
-      (sub_points_ & (sub_points_ - 1)) == 0 ? CeilLog2Of64(sub_points_) : -1;
 };
 
-// The outputs near the target, listed into pools as items (the draw's
-// candidates) with the rest of each direction, and the far sub-gaps of
-// large atoms, as groups listed only when drawn.
-template <bool kSplit>
-class OutputListing {
- public:
-  OutputListing(const DrawWeights& weights, int margin, int headroom)
-      : w_(weights),
-        p_(weights.problem()),
-        margin_(margin),
-        headroom_(headroom) {}
-
-  // Lists the top pool: the run holding the target's rank first, then
-  // outward in both directions while the outputs can matter.
-  void ListTop(Pool* top) const {
-    top->items.clear();
-    top->groups.clear();
-    top->top = std::numeric_limits<int64_t>::min();
-    // The run holding the record of rank floor(q n) (clamped) holds the
-    // target: above it distances grow with the rank, below it they grow as
-    // the rank falls.
-    const uint64_t n = p_.count();
-    const uint64_t start = std::min<uint64_t>(n - 1, w_.target_rank());
-    const size_t run = p_.runs.RunOfRank(p_.lo + start);
-    const RunRange range = RunsOf(p_);
-    const int64_t point = p_.runs.point(run);
-    Segment s;
-    s.first = s.last = point;
-    s.below = p_.Local(p_.runs.before(run));
-    s.records = p_.Local(static_cast<uint64_t>(p_.runs.ends[run])) - s.below;
-    s.mass = p_.measure.Weight(point);
-    // Room for a few thousand items before the first growth copies them.
-    top->items.reserve(static_cast<size_t>(
-        std::min<uint64_t>(2 * (range.end - range.first) + 8, 4096)));
-    Emit(top, s, false);
-    SegmentWalker up(p_, range, true, run + 1, point + 1);
-    SegmentWalker down(p_, range, false, run, point - 1);
-    Walk(top, &up, false);
-    Walk(top, &down, false);
-    Finish(top, headroom_);
-  }
-
-  // Lists a group's outputs into a pool of its own.
-  void Expand(Group* group) const {
-    group->pool = std::make_unique<Pool>();
-    Pool* pool = group->pool.get();
-    if (group->walker.has_value()) {
-      Walk(pool, &*group->walker, true);
-    } else {
-      const uint64_t weight = p_.measure.Weight(group->point);
-      for (uint64_t h = group->h_first; h <= group->h_last; ++h) {
-        AddSubGap(pool, group->point, group->below, group->records, h, weight);
+template <typename Entry, typename Walker>
+void Walk(const DrawWeights& weights, int margin, Pool<Entry, Walker>* pool,
+          Walker walker) {
+  // What is left only shrinks: its first bound, compared first, spares
+  // computing the bound near the target.
+  const int64_t most_bits = walker.SizeBitsLeft() + kGroupCapBits;
+  while (!walker.done()) {
+    const uint64_t rank = walker.next_rank();
+    const auto near = static_cast<int64_t>(weights.At(rank, rank).whole);
+    if (pool->top != Pool<Entry, Walker>::kNoTop &&
+        most_bits - near + margin < pool->top) {
+      const int64_t cap = walker.SizeBitsLeft() + kGroupCapBits - near;
+      if (cap + margin < pool->top) {
+        pool->AddGroup(cap, walker);
+        return;
       }
     }
-    // Extra headroom of log2(entries) keeps the units' rounding within the
-    // factor 2 the caps allow for.
-    const size_t entries = pool->items.size() + pool->groups.size();
-    Finish(pool, headroom_ + BitWidth(static_cast<Uint128>(entries)));
+    walker.Next([&](const Entry& entry, int64_t size_bits, uint64_t low,
+                    uint64_t high) {
+      const int64_t y = low == rank && high == rank
+                            ? near
+                            : static_cast<int64_t>(weights.At(low, high).whole);
+      pool->Add(entry, size_bits - y);
+    });
+  }
+}
+
+// ---- The atom-aware form: an item per segment (a gap, or a point). ----
+
+struct Item {
+  int64_t first = 0;
+  int64_t last = 0;
+  uint64_t low = 0;  // the ranks it stands for: [low, low + span]
+  uint64_t span = 0;
+  uint64_t mass = 0;  // the base measure's mass of [first, last]
+};
+
+// SegmentWalker as Walk reads it.
+class PointWalker {
+ public:
+  explicit PointWalker(const SegmentWalker& walker) : w_(walker) {}
+  bool done() const { return w_.done(); }
+  uint64_t next_rank() const { return w_.next_rank(); }
+  int64_t SizeBitsLeft() const { return CeilLog2Of64(w_.mass_left()); }
+  template <typename List>
+  void Next(const List& list) {
+    const Segment s = w_.Next();
+    if (s.first > s.last) return;
+    list(Item{s.first, s.last, s.below, s.records, s.mass},
+         CeilLog2Of64(s.mass), s.below, s.below + s.records);
   }
 
  private:
-  // An item for ranks [low, low + span] of base mass `count` (times K if
-  // `scaled`), built in place: a release lists thousands.
-  void AddItem(Pool* pool, int64_t first, int64_t last, uint64_t low,
-               uint64_t span, uint64_t count, bool scaled, bool pair) const {
-    pool->items.emplace_back();
-    Item& item = pool->items.back();
-    item.first = first;
-    item.last = last;
-    item.low = low;
-    item.span = span;
-    item.count = count;
-    item.scaled = scaled;
-    item.pair = pair;
-    // ExactWeight::ProposalExponent: ceil(log2 size) - floor(y).
-    const Exponent y = pair ? w_.Pair(item) : w_.At(low, low + span);
-    item.proposal =
-        w_.SizeBits(item.count, scaled || pair) - static_cast<int64_t>(y.whole);
-    pool->Note(item.proposal);
-  }
-
-  // Sub-gap h of an occupied point (c records, `below` before it), if it
-  // holds any sub-point.
-  void AddSubGap(Pool* pool, int64_t point, uint64_t below, uint64_t c,
-                 uint64_t h, uint64_t weight) const {
-    const uint64_t k = w_.sub_points();
-    const int64_t size = SubGapBound(c, k, h + 1) - SubGapBound(c, k, h);
-    if (size <= 0) return;
-    AddItem(pool, point, point, below + h, 0,
-            static_cast<uint64_t>(size) * weight, false, false);
-  }
-
-  void AddGroup(Pool* pool, Group group) const {
-    pool->Note(group.cap);
-    pool->groups.push_back(std::move(group));
-  }
-
-  // The items of one segment. In the split form an occupied point lists its
-  // sub-gaps outward from the one nearest the target while they can matter
-  // (unless `all`); the rest on each side becomes a group.
-  void Emit(Pool* pool, const Segment& s, bool all) const {
-    if (s.records == 0) {  // a gap: each point K sub-points in the split form
-      AddItem(pool, s.first, s.last, s.below, 0, s.mass, kSplit, false);
-      return;
-    }
-    if (!kSplit) {  // the atom-aware form: one output for all its ranks
-      AddItem(pool, s.first, s.first, s.below, s.records, s.mass, false, false);
-      return;
-    }
-    const uint64_t c = s.records;
-    const uint64_t k = w_.sub_points();
-    if (c == 1) {
-      // A pair: both sub-gaps in one item, of its point's weight; its
-      // record's sub-point is SubGapBound(1, K, 1) = floor(K / 2).
-      AddItem(pool, s.first, s.first, s.below, 1, s.mass, false, true);
-      return;
-    }
-    const uint64_t weight = s.mass;  // one point's
-    auto bound = [&](uint64_t h) { return SubGapBound(c, k, h); };
-    const uint64_t target = w_.target_rank();
-    const uint64_t nearest =
-        std::min<uint64_t>(c, target > s.below ? target - s.below : 0);
-    AddSubGap(pool, s.first, s.below, c, nearest, weight);
-    // Sub-gaps [0, low) and (high, c] are still to place.
-    uint64_t low = nearest;
-    uint64_t high = nearest;
-    auto group = [&](uint64_t first, uint64_t last, uint64_t near) {
-      const Uint128 total =
-          static_cast<Uint128>(bound(last + 1) - bound(first)) * weight;
-      Group g;
-      g.cap = CeilLog2(total) + 2 -
-              static_cast<int64_t>(w_.At(s.below + near, s.below + near).whole);
-      g.point = s.first;
-      g.below = s.below;
-      g.records = c;
-      g.h_first = first;
-      g.h_last = last;
-      return g;
-    };
-    while (low > 0) {
-      if (bound(low) - bound(0) == 0) break;  // nothing left below
-      Group g = group(0, low - 1, low - 1);
-      if (!all && g.cap + margin_ < pool->top) {
-        AddGroup(pool, std::move(g));
-        break;
-      }
-      --low;
-      AddSubGap(pool, s.first, s.below, c, low, weight);
-    }
-    while (high < c) {
-      if (bound(c + 1) - bound(high + 1) == 0) break;
-      Group g = group(high + 1, c, high + 1);
-      if (!all && g.cap + margin_ < pool->top) {
-        AddGroup(pool, std::move(g));
-        break;
-      }
-      ++high;
-      AddSubGap(pool, s.first, s.below, c, high, weight);
-    }
-  }
-
-  // Segments from `walker` on; unless `all`, stops where everything left
-  // is bounded below the pool's top by the margin and leaves it as a group.
-  // Proof of the bound: each item left weighs 2^a < 2 size 2^-floor(y_next)
-  // and each point group's cap is below 8 (its size) 2^-floor(y_next); the
-  // sizes (base masses) sum to `left`; rounding up to units at most doubles
-  // the sum.
-  void Walk(Pool* pool, SegmentWalker* walker, bool all) const {
-    while (!walker->done()) {
-      if (!all) {
-        const uint64_t rank = walker->next_rank();
-        const int64_t cap = w_.SizeBits(walker->mass_left(), kSplit) + 4 -
-                            static_cast<int64_t>(w_.At(rank, rank).whole);
-        if (cap + margin_ < pool->top) {
-          Group g;
-          g.cap = cap;
-          g.walker.emplace(*walker);
-          AddGroup(pool, std::move(g));
-          return;
-        }
-      }
-      const Segment s = walker->Next();
-      if (s.first > s.last) continue;
-      Emit(pool, s, all);
-    }
-  }
-
-  static void Finish(Pool* pool, int headroom) {
-    pool->table.Reset(headroom);
-    pool->table.Reserve(pool->items.size() + pool->groups.size());
-    for (const Item& item : pool->items) pool->table.Add(item.proposal);
-    for (const Group& group : pool->groups) pool->table.Add(group.cap);
-    pool->table.Finish();
-  }
-
-  const DrawWeights& w_;
-  const QuantileProblem& p_;
-  int margin_;
-  int headroom_;
+  SegmentWalker w_;
 };
 
-// The exact draw of exact_exponential.h for one problem: the outputs near
-// the target listed (OutputListing), then one proposal-and-acceptance round
-// at a time: choose an item by its proposal weight (DrawFrom), and accept it
-// with the probability its true weight leaves (Round; RoundOnPair for a
-// pair's two sub-gaps).
-template <bool kSplit>
-class QuantileDraw {
+using PointPool = Pool<Item, PointWalker>;
+
+// ---- The split form: an item per rank. ----
+
+// The outputs of rank r of the split form: every sub-point after record
+// r - 1's and up to record r's, in (point, sub-point) order. Between two
+// runs: the top sub-gap of record r - 1's point (`low_size` = sub-points x
+// weight), the empty points between them (K sub-points each) and the lowest
+// sub-gap of record r's point (`high_size`); inside an atom, one sub-gap of
+// its point (`high` only).
+struct RankOutputs {
+  int64_t low_point = 0;
+  uint64_t low_size = 0;  // below 2^64: K <= 2^32, weights below 2^32
+  int64_t gap_first = 0;
+  int64_t gap_last = -1;
+  uint64_t gap_mass = 0;  // the empty points' base mass
+  int64_t high_point = 0;
+  uint64_t high_size = 0;
+
+  static Uint128 Scale(uint64_t mass, uint64_t k, int k_shift) {
+    return k_shift >= 0 ? static_cast<Uint128>(mass) << k_shift
+                        : MultiplyWide(mass, k);
+  }
+  Uint128 Size(uint64_t k, int k_shift) const {
+    return Scale(gap_mass, k, k_shift) + low_size + high_size;
+  }
+  // The point of the output at `offset` < Size(), in order: a uniform
+  // offset draws each output by its weight.
+  int64_t Locate(Uint128 offset, const PointMeasure& measure, uint64_t k,
+                 int k_shift) const {
+    if (offset < low_size) return low_point;
+    offset -= low_size;
+    if (offset >= Scale(gap_mass, k, k_shift)) return high_point;
+    const auto mass_offset =
+        static_cast<uint64_t>(k_shift >= 0 ? offset >> k_shift : offset / k);
+    return measure.PointAt(gap_first, gap_last, mass_offset);
+  }
+};
+
+// ceil(log2 size) fresh bits as an integer: below `size` with probability
+// size / 2^ceil(log2 size) (the acceptance trial of an item's size), and
+// then uniform below it.
+bool UniformBelowSize(BitReader& bits, Uint128 size, Uint128* offset) {
+  Uint128 value = 0;
+  for (int left = CeilLog2(size); left > 0; left -= BitReader::kMaxPeek) {
+    const int take = std::min(left, BitReader::kMaxPeek);
+    value = (value << take) | bits.Bits(take);
+  }
+  *offset = value;
+  return value < size;
+}
+
+// Walks the split form's ranks outward from one, upward or downward, a run
+// at a time: a run's point, count, weight and prefix mass are read once,
+// and a run of one record is one rank. A rank's size is the same integer
+// whichever way it is reached (masses are differences of the same
+// prefixes, exact modulo 2^64 and below it).
+class RankWalker {
  public:
-  QuantileDraw(const QuantileProblem& problem, double epsilon,
-               uint64_t sub_points, int margin, int headroom,
-               DrawScratch* scratch)
-      : weights_(problem, epsilon, sub_points),
-        listing_(weights_, margin, headroom),
-        top_(scratch->top) {
-    listing_.ListTop(&top_);
+  // Next to list: rank `from` in [0, n] (n, the problem's records, >= 1).
+  RankWalker(const QuantileProblem& problem, RunRange range, uint64_t k,
+             bool upward, uint64_t from)
+      : p_(&problem),
+        range_(range),
+        k_(k),
+        k_shift_((k & (k - 1)) == 0 ? CeilLog2Of64(k) : -1),
+        upward_(upward),
+        rank_(from),
+        far_(problem.measure.Prefix(upward ? problem.last_point + 1
+                                           : problem.first_point)) {
+    const uint64_t n = problem.count();
+    if (upward) {
+      run_ = from == n ? range.end : problem.runs.RunOfRank(problem.lo + from);
+      if (run_ < range.end) {
+        run_view_ = Read(run_);
+        h_ = from - run_view_.below;
+      }
+      if (h_ == 0) {  // between runs: the point below, if any
+        if (run_ > range.first) {
+          PassUpward(Read(run_ - 1));
+        } else {
+          part_point_ = problem.first_point - 1;
+          edge_ = problem.measure.Prefix(problem.first_point);
+        }
+      }
+      return;
+    }
+    if (from == 0) {
+      at_start_ = true;
+      PassDownward(Read(range.first));
+      return;
+    }
+    run_ = problem.runs.RunOfRank(problem.lo + from - 1);
+    run_view_ = Read(run_);
+    h_ = from - run_view_.below;  // 1..c
+    if (h_ == run_view_.count) {  // between runs: the point above, if any
+      if (run_ + 1 < range.end) {
+        PassDownward(Read(run_ + 1));
+      } else {
+        part_point_ = problem.last_point + 1;
+        edge_ = problem.measure.Prefix(problem.last_point + 1);
+      }
+    }
+  }
+
+  bool done() const { return done_; }
+  uint64_t next_rank() const { return rank_; }
+
+  // The outputs of the next rank.
+  RankOutputs Outputs() const {
+    const RunView& r = run_view_;
+    RankOutputs o;
+    if (InsideRun()) {
+      o.high_point = r.point;
+      o.high_size = SubGapSize(r.count, k_, h_) * r.weight;
+      return o;
+    }
+    if (upward_) {
+      o.low_point = part_point_;
+      o.low_size = part_;
+      o.gap_first = part_point_ + 1;
+      if (run_ < range_.end) {
+        o.gap_last = r.point - 1;
+        o.gap_mass = r.prefix - edge_;
+        o.high_point = r.point;
+        o.high_size = Lowest(r.count) * r.weight;
+      } else {
+        o.gap_last = p_->last_point;
+        o.gap_mass = far_ - edge_;
+      }
+      return o;
+    }
+    o.high_point = part_point_;
+    o.high_size = part_;
+    o.gap_last = part_point_ - 1;
+    if (at_start_) {
+      o.gap_first = p_->first_point;
+      o.gap_mass = edge_ - far_;
+    } else {
+      o.low_point = r.point;
+      o.low_size = Highest(r.count) * r.weight;
+      o.gap_first = r.point + 1;
+      o.gap_mass = edge_ - (r.prefix + r.weight);
+    }
+    return o;
+  }
+
+  // ceil(log2) of a bound on the sizes of every rank not yet listed: the
+  // part at the walked edge and K sub-points of every point beyond it (of
+  // the current run's point too, inside a run).
+  int64_t SizeBitsLeft() const {
+    const RunView& r = run_view_;
+    uint64_t part = part_;
+    uint64_t mass = upward_ ? far_ - edge_ : edge_ - far_;
+    if (InsideRun()) {
+      part = 0;
+      mass = upward_ ? far_ - r.prefix : r.prefix + r.weight - far_;
+    }
+    return CeilLog2(RankOutputs::Scale(mass, k_, k_shift_) + part);
+  }
+
+  // Lists the next rank (if it holds any sub-point) and moves on.
+  template <typename List>
+  void Next(const List& list) {
+    const Uint128 size = Outputs().Size(k_, k_shift_);
+    if (size > 0) list(rank_, CeilLog2(size), rank_, rank_);
+    if (upward_) {
+      if (run_ >= range_.end) {
+        done_ = true;
+        return;
+      }
+      ++rank_;
+      if (++h_ == run_view_.count) {
+        PassUpward(run_view_);
+        if (++run_ < range_.end) run_view_ = Read(run_);
+        h_ = 0;
+      }
+      return;
+    }
+    if (at_start_) {
+      done_ = true;
+      return;
+    }
+    --rank_;
+    if (--h_ == 0) {
+      PassDownward(run_view_);
+      if (run_ > range_.first) {
+        run_view_ = Read(--run_);
+        h_ = run_view_.count;
+      } else {
+        at_start_ = true;
+      }
+    }
+  }
+
+ private:
+  struct RunView {
+    int64_t point = 0;
+    uint64_t below = 0;  // the problem's records below the run, and in it
+    uint64_t count = 0;
+    uint64_t weight = 0;  // the point's, and Prefix at it
+    uint64_t prefix = 0;
+  };
+  RunView Read(size_t i) const {
+    RunView r;
+    r.point = p_->runs.point(i);
+    r.below = p_->Local(p_->runs.before(i));
+    r.count = p_->Local(static_cast<uint64_t>(p_->runs.ends[i])) - r.below;
+    r.weight = p_->measure.Weight(r.point);
+    r.prefix = p_->measure.Prefix(r.point);
+    return r;
+  }
+  // Whether the next rank is one sub-gap inside run_ (not between runs).
+  bool InsideRun() const {
+    return upward_ ? run_ < range_.end && h_ > 0
+                   : !at_start_ && h_ < run_view_.count;
+  }
+  // Upward past run r: its top sub-gap opens the next rank.
+  void PassUpward(const RunView& r) {
+    part_point_ = r.point;
+    part_ = Highest(r.count) * r.weight;
+    edge_ = r.prefix + r.weight;
+  }
+  // Downward past run r: its lowest sub-gap closes the next rank.
+  void PassDownward(const RunView& r) {
+    part_point_ = r.point;
+    part_ = Lowest(r.count) * r.weight;
+    edge_ = r.prefix;
+  }
+  // A point's lowest and highest sub-gaps (kept for one record, the usual
+  // run: SubGapBound divides).
+  uint64_t Lowest(uint64_t c) const {
+    return c == 1 ? lowest_of_one_
+                  : static_cast<uint64_t>(SubGapBound(c, k_, 1) + 1);
+  }
+  uint64_t Highest(uint64_t c) const {
+    return c == 1 ? highest_of_one_
+                  : k_ - 1 - static_cast<uint64_t>(SubGapBound(c, k_, c));
+  }
+
+  const QuantileProblem* p_;
+  RunRange range_;
+  uint64_t k_;
+  int k_shift_;  // log2 K when K is a power of two (always, but in tests)
+  uint64_t lowest_of_one_ = static_cast<uint64_t>(SubGapBound(1, k_, 1) + 1);
+  uint64_t highest_of_one_ =
+      k_ - 1 - static_cast<uint64_t>(SubGapBound(1, k_, 1));
+  bool upward_;
+  uint64_t rank_;
+  uint64_t far_;  // Prefix at the far end of the direction
+  size_t run_ = 0;
+  RunView run_view_;
+  uint64_t h_ = 0;  // the next rank's sub-gap of run_ (InsideRun)
+  // Between runs: the point walked past, its part of the next rank
+  // (sub-points x weight), and Prefix at the gap's walked edge.
+  int64_t part_point_ = 0;
+  uint64_t part_ = 0;
+  uint64_t edge_ = 0;
+  bool at_start_ = false;  // downward: the next rank is 0
+  bool done_ = false;
+};
+
+using RankPool = Pool<uint64_t, RankWalker>;
+
+}  // namespace
+
+struct DrawScratch {
+  PointPool points;
+  RankPool ranks;
+};
+
+namespace {
+
+// The atom-aware form's exact draw (exact_exponential.h): the segments near
+// the target listed, then proposal-and-acceptance rounds.
+class PointDraw {
+ public:
+  PointDraw(const QuantileProblem& problem, double epsilon,
+            uint64_t /*sub_points*/, int margin, int headroom,
+            DrawScratch* scratch)
+      : weights_(problem, epsilon),
+        margin_(margin),
+        headroom_(headroom),
+        top_(scratch->points) {
+    top_.Clear();
+    const QuantileProblem& p = problem;
+    // The run holding the record of rank floor(q n) (clamped) holds the
+    // target: above it distances grow with the rank, below it they grow as
+    // the rank falls.
+    const uint64_t start =
+        std::min<uint64_t>(p.count() - 1, weights_.target_rank());
+    const size_t run = p.runs.RunOfRank(p.lo + start);
+    const RunRange range = RunsOf(p);
+    const int64_t point = p.runs.point(run);
+    const uint64_t below = p.Local(p.runs.before(run));
+    const uint64_t records =
+        p.Local(static_cast<uint64_t>(p.runs.ends[run])) - below;
+    const uint64_t mass = p.measure.Weight(point);
+    top_.Add(
+        Item{point, point, below, records, mass},
+        CeilLog2Of64(mass) -
+            static_cast<int64_t>(weights_.At(below, below + records).whole));
+    Walk(weights_, margin_, &top_,
+         PointWalker(SegmentWalker(p, range, true, run + 1, point + 1)));
+    Walk(weights_, margin_, &top_,
+         PointWalker(SegmentWalker(p, range, false, run, point - 1)));
+    top_.table.Finish(headroom_);
   }
 
   // One round, reading `bits`: true with *out set when the proposal is
-  // accepted.
+  // accepted (probability weight / 2^proposal).
   bool Round(BitReader& bits, SplitPoint* out) {
-    bits_ = &bits;
-    Item* item = DrawFrom(&top_, false, 0);
+    const Item* item =
+        top_.Draw(bits, false, 0, [&](const PointWalker& w, PointPool* pool) {
+          Walk(weights_, margin_, pool, w);
+          pool->table.Finish(ExpandedHeadroom(headroom_, pool->items.size()));
+        });
     if (item == nullptr) return false;
-    if (item->pair) return RoundOnPair(*item, out);
-    if (!BernoulliSizeShare(*bits_, weights_.Size(*item)) ||
+    if (!BernoulliSizeShare(bits, item->mass) ||
         !BernoulliTwoToMinusFraction(
-            *bits_, weights_.At(item->low, item->low + item->span).fraction)) {
+            bits, weights_.At(item->low, item->low + item->span).fraction)) {
       return false;
     }
     out->point = item->first;
     if (item->last > item->first) {  // a gap: a point by its weight
-      const QuantileProblem& p = weights_.problem();
-      out->point = p.measure.PointAt(
+      out->point = weights_.problem().measure.PointAt(
           item->first, item->last,
-          static_cast<uint64_t>(UniformBits(*bits_, item->count)));
+          static_cast<uint64_t>(UniformBits(bits, item->mass)));
     }
     out->split = item->low;
     return true;
   }
 
  private:
-  // The round after a pair was proposed (weight 2^a, a = ceil(log2 K) -
-  // floor(y_min)): a uniform sub-point s of the K; sub-gap h = [s > p] for
-  // the record's sub-point p (h records before it, size p + 1 or K - 1 - p),
-  // so h has probability size_h / K. Accepted with probability
-  // K 2^-y_h / 2^a = 2^-(y_h - floor(y_min)): as for every item, sub-gap h
-  // is returned with probability size_h 2^-y_h / 2^a.
-  bool RoundOnPair(const Item& item, SplitPoint* out) {
-    const uint64_t position = weights_.sub_points() >> 1;
-    const uint64_t s =
-        static_cast<uint64_t>(UniformBits(*bits_, weights_.sub_points()));
-    const uint64_t h = s > position ? 1 : 0;
-    if (!BernoulliSizeShare(*bits_, weights_.Size(item))) return false;
-    const uint64_t floor_min = weights_.Pair(item).whole;
-    const Exponent y = weights_.At(item.low + h, item.low + h);
-    // 2^-(y.whole - floor_min): that many zero bits in a row.
-    for (uint64_t left = y.whole - floor_min; left > 0;) {
-      const int take =
-          static_cast<int>(std::min<uint64_t>(left, BitReader::kMaxPeek));
-      if (bits_->Bits(take) != 0) return false;
-      left -= static_cast<uint64_t>(take);
+  DrawWeights weights_;
+  int margin_;
+  int headroom_;
+  PointPool& top_;
+};
+
+// The split form's exact draw: the ranks near the target listed (one item
+// each), then rounds; an accepted rank's outputs are then drawn from by
+// weight (RankOutputs::Locate).
+class SplitDraw {
+ public:
+  SplitDraw(const QuantileProblem& problem, double epsilon, uint64_t sub_points,
+            int margin, int headroom, DrawScratch* scratch)
+      : weights_(problem, epsilon),
+        range_(RunsOf(problem)),
+        k_(sub_points),
+        k_shift_((k_ & (k_ - 1)) == 0 ? CeilLog2Of64(k_) : -1),
+        margin_(margin),
+        headroom_(headroom),
+        top_(scratch->ranks) {
+    top_.Clear();
+    // Rank floor(q n) first (the nearest to the target from below, and the
+    // pool's top to start with), then each direction outward.
+    const uint64_t start =
+        std::min<uint64_t>(problem.count(), weights_.target_rank());
+    Walk(weights_, margin_, &top_,
+         RankWalker(problem, range_, k_, true, start));
+    if (start > 0) {
+      Walk(weights_, margin_, &top_,
+           RankWalker(problem, range_, k_, false, start - 1));
     }
-    if (!BernoulliTwoToMinusFraction(*bits_, y.fraction)) return false;
-    out->point = item.first;
-    out->split = item.low + h;
+    top_.table.Finish(headroom_);
+  }
+
+  bool Round(BitReader& bits, SplitPoint* out) {
+    const uint64_t* rank =
+        top_.Draw(bits, false, 0, [&](const RankWalker& w, RankPool* pool) {
+          Walk(weights_, margin_, pool, w);
+          pool->table.Finish(ExpandedHeadroom(headroom_, pool->items.size()));
+        });
+    if (rank == nullptr) return false;
+    const QuantileProblem& p = weights_.problem();
+    const RankOutputs o = RankWalker(p, range_, k_, true, *rank).Outputs();
+    Uint128 offset = 0;
+    if (!UniformBelowSize(bits, o.Size(k_, k_shift_), &offset) ||
+        !BernoulliTwoToMinusFraction(bits,
+                                     weights_.At(*rank, *rank).fraction)) {
+      return false;
+    }
+    out->point = o.Locate(offset, p.measure, k_, k_shift_);
+    out->split = *rank;
     return true;
   }
 
-  // An item with probability proportional to its proposal weight (or, from
-  // a group, to its weight over 2^cap; nullptr for the rest and for a
-  // thinned entry).
-  Item* DrawFrom(Pool* pool, bool capped, int64_t cap) {
-    if (pool->table.size() == 0) return nullptr;
-    const size_t e =
-        capped ? pool->table.DrawWithin(*bits_, cap) : pool->table.Draw(*bits_);
-    if (e == DyadicTable::kNone || !pool->table.Thin(*bits_, e)) return nullptr;
-    if (e < pool->items.size()) return &pool->items[e];
-    Group& group = pool->groups[e - pool->items.size()];
-    if (!group.pool) listing_.Expand(&group);
-    return DrawFrom(group.pool.get(), true, group.cap);
-  }
-
+ private:
   DrawWeights weights_;
-  OutputListing<kSplit> listing_;
-  Pool& top_;
-  BitReader* bits_ = nullptr;
+  RunRange range_;
+  uint64_t k_;
+  int k_shift_;
+  int margin_;
+  int headroom_;
+  RankPool& top_;
 };
 
 }  // namespace
@@ -772,8 +933,9 @@ SplitPoint ExponentialQuantileSampler::Sample(const QuantileProblem& problem,
         0};
   }
   if (scratch_ == nullptr) scratch_ = std::make_unique<DrawScratch>();
-  QuantileDraw<kSplit> draw(problem, epsilon_, sub_points_, tail_margin_bits_,
-                            headroom_, scratch_.get());
+  std::conditional_t<kSplit, SplitDraw, PointDraw> draw(
+      problem, epsilon_, sub_points_, tail_margin_bits_, headroom_,
+      scratch_.get());
   SplitPoint out;
   while (bits.healthy()) {
     if (draw.Round(bits, &out)) return out;
@@ -787,12 +949,12 @@ std::optional<SplitPoint> ExponentialQuantileSampler::RoundForTest(
   SplitPoint out;
   bool accepted;
   if (split) {
-    QuantileDraw<true> draw(problem, epsilon_, sub_points_, tail_margin_bits_,
-                            headroom_, &scratch);
+    SplitDraw draw(problem, epsilon_, sub_points_, tail_margin_bits_, headroom_,
+                   &scratch);
     accepted = draw.Round(round, &out);
   } else {
-    QuantileDraw<false> draw(problem, epsilon_, sub_points_, tail_margin_bits_,
-                             headroom_, &scratch);
+    PointDraw draw(problem, epsilon_, sub_points_, tail_margin_bits_, headroom_,
+                   &scratch);
     accepted = draw.Round(round, &out);
   }
   if (!accepted) return std::nullopt;

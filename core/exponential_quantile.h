@@ -67,16 +67,18 @@
 // anything; an item's size is its outputs' total integer base mass, and a
 // drawn gap returns a point with probability its weight over the gap's mass
 // (a uniform integer below the mass, located by PointMeasure::PointAt).
-// Outputs are grouped into segments (a run of empty grid points
-// between two occupied points, or one occupied point, or in the split form
-// one sub-gap of an occupied point), each an item of the draw. Segments are
-// listed outward from the target; once everything left in a direction is
-// bounded 2^40 below the largest item, the rest is one group with a dyadic
-// bound on its weight, listed only if drawn (about once in 2^40 draws). A
-// point holding one record has two sub-gaps, listed as one item (a pair).
-// Sub-gaps of a large atom far from the target are grouped the same way,
-// so an atom costs what its sub-gaps near the target cost, whatever its
-// size. The support never depends on the data.
+// The atom-aware form's items are segments (a run of empty grid points
+// between two occupied points, or one occupied point). The split form's
+// items are ranks: the outputs with r records before them, r = 0..n, which
+// share one utility: between runs the top sub-gap of the lower point, the
+// empty points between and the lowest sub-gap of the upper point; inside
+// an atom one sub-gap. An accepted rank's output is a uniform integer below
+// its size, located. Items are listed outward from the target; once
+// everything left in a direction is bounded 2^40 below the largest item,
+// the rest is one group with a dyadic bound on its weight, listed only if
+// drawn (about once in 2^40 draws), so an atom costs what its ranks near
+// the target cost, whatever its size. The support never depends on the
+// data.
 #ifndef DPQ_CORE_EXPONENTIAL_QUANTILE_H_
 #define DPQ_CORE_EXPONENTIAL_QUANTILE_H_
 

@@ -286,13 +286,15 @@ TEST(AqTest, PerPathIsMoreAccurateWhereTheTreeIsNotFull) {
   // m = 8: four of the eight quantiles sit in subtrees shallower than their
   // level's rest (a 3-quantile subtree at 3/8 of epsilon per node, a leaf
   // at 1/2, where per level every node has 1/4). Uniform data, eps = 1,
-  // 200 seeded releases each: the mean rank error falls by over a tenth
-  // (5.66 -> 4.84 here; the experiments: Uniform 5.6 -> 4.9 at m = 8).
+  // 1,000 seeded releases each: the mean rank error falls by about an
+  // eighth (5.73 -> 5.02 here; over seeds 1,001 to 3,000 the ratio is 0.88
+  // and 0.89 with the sampler before, so 0.95 leaves room for the seeds;
+  // the experiments: Uniform 5.6 -> 4.9 at m = 8).
   const OutputGrid grid = OutputGrid::ForBounds(-100, 100);
   const std::vector<double> quantiles = UniformQuantiles(8);
   double per_level = 0;
   double per_path = 0;
-  for (uint64_t seed = 1; seed <= 200; ++seed) {
+  for (uint64_t seed = 1; seed <= 1000; ++seed) {
     SeededRandom rng(seed);
     std::vector<double> cells;
     for (int i = 0; i < 1000; ++i)
@@ -311,8 +313,8 @@ TEST(AqTest, PerPathIsMoreAccurateWhereTheTreeIsNotFull) {
       }
     }
   }
-  EXPECT_LT(per_path, 0.9 * per_level)
-      << per_path / 1600 << " against " << per_level / 1600;
+  EXPECT_LT(per_path, 0.95 * per_level)
+      << per_path / 8000 << " against " << per_level / 8000;
 }
 
 TEST(AqTest, SamplerMatchesTheExactJointDistribution) {

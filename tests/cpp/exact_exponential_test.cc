@@ -165,18 +165,19 @@ TEST(ExactExponentialTest, DyadicTableDrawsEachEntryByItsWeight) {
       EXPECT_GE(got + e.unresolved, want - 1e-15) << i;
     }
   };
-  // Draw then Thin: probability 2^a_i / (sum of units 2^unit), the same
-  // constant for every entry.
+  // Draw then Thin: probability 2^a_i / (2^ceil(log2 units) 2^unit), the
+  // same constant for every entry (the rest: none drawn).
   const Enumeration drawn = Enumerate(
       [&](BitReader& bits) -> int64_t {
         const size_t i = table.Draw(bits);
+        if (i == DyadicTable::kNone) return -1;
         return table.Thin(bits, i) ? static_cast<int64_t>(i) : -1;
       },
       24);
   double units = 0;
   for (int64_t e : exponents)
     units += std::ldexp(1.0, static_cast<int>(std::max<int64_t>(e - 2, 0)));
-  check(drawn, 1.0 / (units * 4));
+  check(drawn, 1.0 / (std::exp2(std::ceil(std::log2(units))) * 4));
   // DrawWithin a cap of 2^8: probability 2^(a_i - 8), the rest nothing.
   const Enumeration within = Enumerate(
       [&](BitReader& bits) -> int64_t {
@@ -243,11 +244,12 @@ void CheckRoundIsExact(const std::vector<double>& cells, int64_t steps,
   }
 }
 
-// The split form with K > 1 on records at distinct points: each is a "pair"
-// whose two sub-gaps are one item (the record's sub-point is fixed at
-// floor(K / 2)). A round, enumerated over every bit string, gives output
-// (v, h) with probability proportional to the sub-gap's size times 2^-y.
-void CheckPairRoundIsExact(const std::vector<double>& cells, int64_t steps,
+// The split form with K > 1 on records at distinct points (each record's
+// sub-point fixed at floor(K / 2)): a rank's item holds the top sub-gap of
+// one point, the empty points after it and the lowest sub-gap of the next.
+// A round, enumerated over every bit string, gives output (v, r) with
+// probability proportional to its sub-points' weight times 2^-y(r).
+void CheckRankRoundIsExact(const std::vector<double>& cells, int64_t steps,
                            double q, double epsilon, uint64_t k, int margin,
                            size_t depth, PointMeasure measure = PointMeasure(),
                            int headroom = 2, double max_unresolved = 0.03) {
@@ -255,13 +257,13 @@ void CheckPairRoundIsExact(const std::vector<double>& cells, int64_t steps,
                     measure, max_unresolved, k);
 }
 
-TEST(ExactExponentialTest, PairRoundIsExactOnEveryBitString) {
+TEST(ExactExponentialTest, RankRoundIsExactOnEveryBitString) {
   const std::vector<double> cells = {0, 2, 5, 9, 14, 16};
-  CheckPairRoundIsExact(cells, 16, 0.5, 0.7, 2, 64, 24);
-  CheckPairRoundIsExact(cells, 16, 0.3, 3.0, 4, 1, 24);
-  CheckPairRoundIsExact(cells, 16, 0.7, 3.0, 2, 64, 24);
+  CheckRankRoundIsExact(cells, 16, 0.5, 0.7, 2, 64, 24);
+  CheckRankRoundIsExact(cells, 16, 0.3, 3.0, 4, 1, 24);
+  CheckRankRoundIsExact(cells, 16, 0.7, 3.0, 2, 64, 24);
   // A far sub-gap several bits below the near one: the run of zero bits.
-  CheckPairRoundIsExact(cells, 16, 0.5, 4.0, 2, 64, 25);
+  CheckRankRoundIsExact(cells, 16, 0.5, 4.0, 2, 64, 25);
 }
 
 TEST(ExactExponentialTest, QuantileRoundIsExactOnEveryBitString) {
@@ -278,7 +280,7 @@ TEST(ExactExponentialTest, QuantileRoundIsExactOnEveryBitString) {
 
 TEST(ExactExponentialTest, WeightedRoundsAreExactOnEveryBitString) {
   // The endpoint-shell base measure: gaps draw their point by weight, items
-  // and groups carry masses, pairs their point's weight. Weights read more
+  // and groups carry masses, ranks their sub-points' weights. Weights read more
   // bits a round (a gap's point, odd sizes), so up to a fifth of the mass is
   // left unresolved at this depth; every outcome is still bounded on both
   // sides, and SamplerMatchesExactWithAShellMeasure adds the chi-square test.
@@ -290,8 +292,8 @@ TEST(ExactExponentialTest, WeightedRoundsAreExactOnEveryBitString) {
       CheckRoundIsExact(cells, 5, 0.3, 0.7, split, 64, 4, 22, measure, 0.3);
       CheckRoundIsExact(cells, 5, 0.8, 0.2, split, 0, 4, 22, measure, 0.3);
     }
-    CheckPairRoundIsExact({0, 3}, 5, 0.5, 0.7, 2, 64, 22, measure, 4, 0.3);
-    CheckPairRoundIsExact({1, 3}, 5, 0.3, 1.0, 2, 1, 22, measure, 4, 0.3);
+    CheckRankRoundIsExact({0, 3}, 5, 0.5, 0.7, 2, 64, 22, measure, 4, 0.3);
+    CheckRankRoundIsExact({1, 3}, 5, 0.3, 1.0, 2, 1, 22, measure, 4, 0.3);
   }
 }
 

@@ -78,6 +78,14 @@ class BaseTwoRate {
     e.fraction = product & ((Uint128{1} << kExponentFractionBits) - 1);
     return e;
   }
+  // floor(y) alone: what a listing reads (no fraction formed).
+  uint64_t WholeFor(uint64_t distance) const {
+    if ((multiplier_ >> 64) != 0) return WideExponentFor(distance).whole;
+    const auto whole = static_cast<uint64_t>(
+        MultiplyWide(static_cast<uint64_t>(multiplier_), distance) >>
+        kExponentFractionBits);
+    return whole < kMaxWholeExponent ? whole : kMaxWholeExponent;
+  }
   // r ln 2: the rate actually applied (<= s), in nats per unit of distance.
   double NaturalRate() const;
   Uint128 multiplier() const { return multiplier_; }

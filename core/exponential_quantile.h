@@ -291,22 +291,12 @@ struct SplitPoint {
   uint64_t split = 0;
 };
 
-// Buffers a draw lists its outputs in (exponential_quantile.cc), kept by
-// the sampler between draws so a release of many quantiles allocates them
-// once.
-struct DrawScratch;
-
 class ExponentialQuantileSampler {
  public:
   // `epsilon` is the mechanism's; `sub_points` is K of the split form (tests
   // use tiny ones to enumerate the jitter exactly).
   explicit ExponentialQuantileSampler(double epsilon,
                                       uint64_t sub_points = kSplitSubPoints);
-  ~ExponentialQuantileSampler();
-  // A copy starts with buffers of its own.
-  ExponentialQuantileSampler(const ExponentialQuantileSampler& other);
-  ExponentialQuantileSampler& operator=(const ExponentialQuantileSampler&) =
-      delete;
 
   // The atom-aware form.
   int64_t SamplePoint(const QuantileProblem& problem, RandomSource& rng) const;
@@ -336,9 +326,6 @@ class ExponentialQuantileSampler {
   uint64_t sub_points_;
   int tail_margin_bits_ = 40;
   int headroom_ = 64;
-  // Not part of the sampler's state: buffers only (so const methods may
-  // reuse them). One draw at a time per sampler.
-  mutable std::unique_ptr<DrawScratch> scratch_;
 };
 
 // log P(SamplePoint returns `point`), by summing every segment (the exact

@@ -76,6 +76,14 @@ struct Bracket {
   Fixed high;
 
   void Compute(size_t new_limbs) {
+    if (new_limbs == 2) {
+      ComputeTwoLimbs();
+    } else {
+      ComputeGeneral(new_limbs);
+    }
+  }
+
+  void ComputeGeneral(size_t new_limbs) {
     limbs = new_limbs;
     static const Fixed kLn2Two = Ln2Digits(2);  // the usual precision, once
     const Fixed ln2 = limbs == 2 ? kLn2Two : Ln2Digits(static_cast<int>(limbs));
@@ -92,6 +100,55 @@ struct Bracket {
     if (inexact) AddOne(&high);
     low.resize(limbs);  // gamma < 1: the upper limbs are zero
     high.resize(limbs + 1);
+  }
+
+  // Compute(2), the usual precision (every trial starts there), in 128-bit
+  // words and without allocating: the same low and high limb for limb.
+  void ComputeTwoLimbs() {
+    static const Fixed kLn2Two = Ln2Digits(2);
+    limbs = 2;
+    const uint64_t l0 = kLn2Two[0];
+    const uint64_t l1 = kLn2Two[1];
+    const auto f0 = static_cast<uint64_t>(fraction);
+    const auto f1 = static_cast<uint64_t>(fraction >> 64);  // < 2^20
+    auto lo = [](Uint128 x) { return static_cast<uint64_t>(x); };
+    auto hi = [](Uint128 x) { return static_cast<uint64_t>(x >> 64); };
+    // P = (l1 2^64 + l0)(f1 2^64 + f0) in four limbs p[0..3].
+    const Uint128 t0 = MultiplyWide(l0, f0);
+    const Uint128 t1 = MultiplyWide(l0, f1);
+    const Uint128 t2 = MultiplyWide(l1, f0);
+    const Uint128 t3 = MultiplyWide(l1, f1);
+    uint64_t p[4];
+    p[0] = lo(t0);
+    const Uint128 c1 = static_cast<Uint128>(hi(t0)) + lo(t1) + lo(t2);
+    p[1] = lo(c1);
+    const Uint128 c2 = static_cast<Uint128>(hi(c1)) + hi(t1) + hi(t2) + lo(t3);
+    p[2] = lo(c2);
+    p[3] = hi(c2) + hi(t3);  // P < 2^212: no carry out
+    // floor(x / 2^84) of four limbs, and whether bits were dropped.
+    auto shifted = [](const uint64_t* x, uint64_t out[3]) {
+      out[0] = (x[1] >> 20) | (x[2] << 44);
+      out[1] = (x[2] >> 20) | (x[3] << 44);
+      out[2] = x[3] >> 20;
+      return x[0] != 0 || (x[1] & ((uint64_t{1} << 20) - 1)) != 0;
+    };
+    uint64_t r[3];
+    shifted(p, r);
+    low.resize(2);
+    low[0] = r[0];
+    low[1] = r[1];
+    // + 2 fraction (below 2^85), then rounded up.
+    const Uint128 twice = fraction << 1;
+    const Uint128 s0 = static_cast<Uint128>(p[0]) + lo(twice);
+    const Uint128 s1 = static_cast<Uint128>(p[1]) + hi(twice) + hi(s0);
+    const Uint128 s2 = static_cast<Uint128>(p[2]) + hi(s1);
+    const uint64_t q[4] = {lo(s0), lo(s1), lo(s2), p[3] + hi(s2)};
+    const bool inexact = shifted(q, r);
+    high.resize(3);
+    high[0] = r[0];
+    high[1] = r[1];
+    high[2] = r[2];
+    if (inexact) AddOne(&high);
   }
 };
 
@@ -139,6 +196,18 @@ bool BelowGammaOver(BitReader& bits, Bracket* gamma, uint64_t k) {
 }
 
 }  // namespace
+
+std::pair<std::vector<uint64_t>, std::vector<uint64_t>> LnTwoBracketForTest(
+    Uint128 fraction, bool two_limb_path) {
+  Bracket b;
+  b.fraction = fraction;
+  if (two_limb_path) {
+    b.ComputeTwoLimbs();
+  } else {
+    b.ComputeGeneral(2);
+  }
+  return {b.low, b.high};
+}
 
 double Exponent::Value() const {
   return static_cast<double>(whole) +
@@ -217,7 +286,8 @@ bool BernoulliTwoToMinusFraction(BitReader& bits, Uint128 fraction) {
   // 2^-f = exp(-gamma), gamma = f ln 2 in (0, ln 2): the smallest k with
   // Bernoulli(gamma / k) = 0 is odd with probability exp(-gamma) (CKS 2020,
   // Algorithm 1).
-  Bracket gamma;
+  // Kept per thread: its limbs are reused, so a trial allocates nothing.
+  static thread_local Bracket gamma;
   gamma.fraction = fraction;
   gamma.Compute(2);
   uint64_t k = 1;

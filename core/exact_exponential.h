@@ -36,6 +36,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/bits.h"
@@ -116,6 +117,11 @@ bool BernoulliSizeShare(BitReader& bits, Uint128 size);
 // ln 2 2^(64 limbs) lies in [L, L + 2) for the returned L (limbs
 // little-endian).
 std::vector<uint64_t> Ln2Digits(int limbs);
+// For the tests: the two-limb bracket [low, high] 2^-128 of gamma =
+// fraction 2^-84 ln 2 that the acceptance trial starts from, by the
+// general limb arithmetic or by the 128-bit path the trials use.
+std::pair<std::vector<uint64_t>, std::vector<uint64_t>> LnTwoBracketForTest(
+    Uint128 fraction, bool two_limb_path);
 
 // Dyadic proposal weights 2^a_i, drawn exactly (step 1 above).
 class DyadicTable {

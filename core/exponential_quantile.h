@@ -74,9 +74,9 @@
 // empty points between and the lowest sub-gap of the upper point; inside
 // an atom one sub-gap. An accepted rank's output is a uniform integer below
 // its size, located. Items are listed outward from the target; once
-// everything left in a direction is bounded 2^40 below the largest item,
+// everything left in a direction is bounded 2^20 below the largest item,
 // the rest is one group with a dyadic bound on its weight, listed only if
-// drawn (about once in 2^40 draws), so an atom costs what its ranks near
+// drawn (about once in 2^20 draws), so an atom costs what its ranks near
 // the target cost, whatever its size. The support never depends on the
 // data.
 #ifndef DPQ_CORE_EXPONENTIAL_QUANTILE_H_
@@ -304,10 +304,12 @@ class ExponentialQuantileSampler {
   SplitPoint SampleSplit(const QuantileProblem& problem,
                          RandomSource& rng) const;
 
-  // How far below the largest item (in bits) a direction or a far part of
-  // an atom is grouped instead of listed. Any value is exact; 40 lists little
-  // and expands a group about once in 2^40 draws. Tests lower it to exercise
-  // the groups. Not privacy-relevant.
+  // How far below the largest item (in bits) the rest of a direction is
+  // grouped instead of listed. Any value is exact; 20 expands a group about
+  // once in 2^20 draws (a release of 100 quantiles once in 10^4), which
+  // lists the next 20 bits' worth, and lists half the ranks 40 did where a
+  // node has more of them than that. Tests lower it to exercise the groups.
+  // Not privacy-relevant.
   void set_tail_margin_bits(int bits) { tail_margin_bits_ = bits; }
   // DyadicTable's headroom (exact_exponential.h); tests lower it to exercise
   // the thinning. Not privacy-relevant.
@@ -324,7 +326,7 @@ class ExponentialQuantileSampler {
 
   double epsilon_;
   uint64_t sub_points_;
-  int tail_margin_bits_ = 40;
+  int tail_margin_bits_ = 20;
   int headroom_ = 64;
 };
 

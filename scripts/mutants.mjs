@@ -25,6 +25,16 @@ const mutants = [
     tests: 'ExponentialQuantileTest.*Privacy*',
   },
   {
+    // The exact draw's rate (what the sampler draws with, not the privacy
+    // test's formula): the round enumerations and the chi-square tests
+    // compare the draws with the exact distributions at the stated epsilon.
+    name: 'exact draw rate',
+    file: 'core/exponential_quantile.cc',
+    from: 'rate_(epsilon / (2 * QuantileSensitivity(problem.quantile))),',
+    to: 'rate_(1.1 * epsilon / (2 * QuantileSensitivity(problem.quantile))),',
+    tests: 'ExactExponentialTest.*Round*:ExponentialQuantileTest.Sampler*',
+  },
+  {
     name: 'AQ per-path share',
     file: 'core/aq.cc',
     from: 'return DivideDown(budget, ApproximateQuantilesLevels(end - begin));',

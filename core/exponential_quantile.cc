@@ -147,12 +147,6 @@ struct Pool {
 // 2^(ceil(log2 S) + 2 - floor(y0)), within the cap.
 constexpr int kGroupCapBits = 4;
 
-// A group's pool gets log2 of its entries more headroom, so the units'
-// rounding adds below 2^(top - headroom) in all (the proof above).
-int ExpandedHeadroom(int headroom, size_t entries) {
-  return headroom + BitWidth(static_cast<Uint128>(entries));
-}
-
 // The base-two exponent of the outputs standing for ranks [low, high]:
 // what the listing and the rounds of a draw read.
 class DrawWeights {
@@ -204,6 +198,17 @@ void Walk(const DrawWeights& weights, int margin, Pool<Entry, Walker>* pool,
   }
 }
 
+// Lists a drawn group (the rest of a walk) into its own pool, with log2 of
+// its entries more headroom, so the units' rounding adds below
+// 2^(top - headroom) in all (the proof above).
+template <typename Entry, typename Walker>
+void ListGroup(const DrawWeights& weights, int margin, int headroom,
+               const Walker& walker, Pool<Entry, Walker>* pool) {
+  Walk(weights, margin, pool, walker);
+  pool->table.Finish(headroom +
+                     BitWidth(static_cast<Uint128>(pool->items.size())));
+}
+
 // ---- The atom-aware form: an item per segment (a gap, or a point). ----
 
 struct Item {
@@ -236,19 +241,6 @@ class PointWalker {
 using PointPool = Pool<Item, PointWalker>;
 
 // ---- The split form: an item per rank. ----
-
-// ceil(log2 size) fresh bits as an integer: below `size` with probability
-// size / 2^ceil(log2 size) (the acceptance trial of an item's size), and
-// then uniform below it.
-bool UniformBelowSize(BitReader& bits, Uint128 size, Uint128* offset) {
-  Uint128 value = 0;
-  for (int left = CeilLog2(size); left > 0; left -= BitReader::kMaxPeek) {
-    const int take = std::min(left, BitReader::kMaxPeek);
-    value = (value << take) | bits.Bits(take);
-  }
-  *offset = value;
-  return value < size;
-}
 
 using RankPool = Pool<uint64_t, RankWalker>;
 
@@ -286,10 +278,8 @@ class PointDraw {
     const uint64_t records =
         p.Local(static_cast<uint64_t>(p.runs.ends[run])) - below;
     const uint64_t mass = p.measure.Weight(point);
-    top_.Add(
-        Item{point, point, below, records, mass},
-        CeilLog2Of64(mass) -
-            static_cast<int64_t>(weights_.At(below, below + records).whole));
+    top_.Add(Item{point, point, below, records, mass},
+             CeilLog2Of64(mass) - weights_.Whole(below, below + records));
     Walk(weights_, margin_, &top_,
          PointWalker(SegmentWalker(p, range, true, run + 1, point + 1)));
     Walk(weights_, margin_, &top_,
@@ -302,8 +292,7 @@ class PointDraw {
   bool Round(BitReader& bits, SplitPoint* out) {
     const Item* item =
         top_.Draw(bits, false, 0, [&](const PointWalker& w, PointPool* pool) {
-          Walk(weights_, margin_, pool, w);
-          pool->table.Finish(ExpandedHeadroom(headroom_, pool->items.size()));
+          ListGroup(weights_, margin_, headroom_, w, pool);
         });
     if (item == nullptr) return false;
     if (!BernoulliSizeShare(bits, item->mass) ||
@@ -338,7 +327,7 @@ class SplitDraw {
       : weights_(problem, epsilon),
         range_(ProblemRuns(problem)),
         k_(sub_points),
-        k_shift_((k_ & (k_ - 1)) == 0 ? CeilLog2Of64(k_) : -1),
+        k_shift_(SubPointShift(k_)),
         margin_(margin),
         headroom_(headroom),
         top_(scratch->ranks) {
@@ -359,16 +348,18 @@ class SplitDraw {
   bool Round(BitReader& bits, SplitPoint* out) {
     const uint64_t* rank =
         top_.Draw(bits, false, 0, [&](const RankWalker& w, RankPool* pool) {
-          Walk(weights_, margin_, pool, w);
-          pool->table.Finish(ExpandedHeadroom(headroom_, pool->items.size()));
+          ListGroup(weights_, margin_, headroom_, w, pool);
         });
     if (rank == nullptr) return false;
     const QuantileProblem& p = weights_.problem();
     const RankOutputs o = RankWalker(p, range_, k_, true, *rank).Outputs();
-    Uint128 offset = 0;
-    if (!UniformBelowSize(bits, o.Size(k_, k_shift_), &offset) ||
-        !BernoulliTwoToMinusFraction(bits,
-                                     weights_.At(*rank, *rank).fraction)) {
+    // A uniform integer below 2^ceil(log2 size): below the size with
+    // probability size / 2^ceil(log2 size) (the acceptance trial of the
+    // size), and then uniform below it, picking the output.
+    const Uint128 size = o.Size(k_, k_shift_);
+    const Uint128 offset = UniformBits(bits, PowerOfTwo(CeilLog2(size)));
+    if (offset >= size || !BernoulliTwoToMinusFraction(
+                              bits, weights_.At(*rank, *rank).fraction)) {
       return false;
     }
     out->point = o.Locate(offset, p.measure, k_, k_shift_);
@@ -485,8 +476,7 @@ int64_t SubGapBound(uint64_t c, uint64_t sub_points, uint64_t h) {
   // K is a power of two but in tests: a shift then, no division (nor a
   // 128-bit product, which WebAssembly emulates) to find whether it fits.
   const uint64_t odd = 2 * h - 1;
-  if ((sub_points & (sub_points - 1)) == 0) {
-    const int shift = CeilLog2Of64(sub_points);
+  if (const int shift = SubPointShift(sub_points); shift >= 0) {
     if (shift == 0 || (odd >> (64 - shift)) == 0) {
       return static_cast<int64_t>((odd << shift) / (2 * c));
     }

@@ -116,6 +116,11 @@ constexpr uint64_t kMaxScaledDistance = uint64_t{1} << 63;
 // (SubGapBound(h), SubGapBound(h + 1)]: -1 for h = 0, K - 1 for h > c, and
 // floor((2h - 1) K / (2c)) (the h-th record's sub-point) otherwise.
 int64_t SubGapBound(uint64_t c, uint64_t sub_points, uint64_t h);
+// log2 K when K is a power of two (always, but in tests), else -1: sizes
+// are then scaled by K with a shift.
+inline int SubPointShift(uint64_t sub_points) {
+  return (sub_points & (sub_points - 1)) == 0 ? CeilLog2Of64(sub_points) : -1;
+}
 
 // The sensitivity the mechanism uses for quantile q in [0, 1]:
 // max(q, 1 - q) (1 + 2^-16). Privacy-relevant.

@@ -207,7 +207,7 @@ class RankWalker {
       : p_(&problem),
         range_(range),
         k_(k),
-        k_shift_((k & (k - 1)) == 0 ? CeilLog2Of64(k) : -1),
+        k_shift_(SubPointShift(k)),
         upward_(upward),
         rank_(from),
         far_(problem.measure.Prefix(upward ? problem.last_point + 1

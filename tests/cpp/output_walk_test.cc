@@ -67,7 +67,7 @@ TEST(OutputWalkTest, RanksPartitionTheSubPointsWhicheverWayWalked) {
       const QuantileProblem& p = c.problem;
       const RunRange range = ProblemRuns(p);
       const uint64_t n = p.count();
-      const int shift = (k & (k - 1)) == 0 ? CeilLog2Of64(k) : -1;
+      const int shift = SubPointShift(k);
       std::vector<Uint128> up;
       std::vector<int> bits_left;
       RankWalker walker(p, range, k, true, 0);

@@ -154,7 +154,13 @@ class DrawWeights {
   DrawWeights(const QuantileProblem& problem, double epsilon)
       : p_(problem),
         rate_(epsilon / (2 * QuantileSensitivity(problem.quantile))),
-        distance_(problem) {}
+        distance_(problem),
+        target_(std::ldexp(static_cast<double>(problem.ScaledTarget()),
+                           -kTargetFractionBits)),
+        ranks_per_bit_(rate_.multiplier() == 0
+                           ? std::numeric_limits<double>::infinity()
+                           : 0x1p64 / static_cast<double>(rate_.multiplier())) {
+  }
 
   const QuantileProblem& problem() const { return p_; }
   uint64_t target_rank() const { return distance_.rank(); }
@@ -165,11 +171,24 @@ class DrawWeights {
   int64_t Whole(uint64_t low, uint64_t high) const {
     return static_cast<int64_t>(rate_.WholeFor(distance_(low, high)));
   }
+  // A guess (floating point; BandWalker checks it exactly) at the last rank
+  // from `rank` away from the target whose floor(y) is `whole`: y =
+  // |r - t| / ranks_per_bit stays below whole + 1 there.
+  uint64_t Guess(uint64_t /*rank*/, int64_t whole, bool upward) const {
+    const double reach = static_cast<double>(whole + 1) * ranks_per_bit_;
+    const double guess = upward ? std::ceil(target_ + reach) - 1
+                                : std::floor(target_ - reach) + 1;
+    if (!(guess > 0)) return 0;
+    if (guess >= 0x1p63) return uint64_t{1} << 63;
+    return static_cast<uint64_t>(guess);
+  }
 
  private:
   const QuantileProblem& p_;
   BaseTwoRate rate_;
   TargetDistance distance_;
+  double target_;         // t, rounded
+  double ranks_per_bit_;  // 1 / (the base-two rate per rank), rounded
 };
 
 template <typename Entry, typename Walker>
@@ -209,40 +228,15 @@ void ListGroup(const DrawWeights& weights, int margin, int headroom,
                      BitWidth(static_cast<Uint128>(pool->items.size())));
 }
 
-// ---- The atom-aware form: an item per segment (a gap, or a point). ----
+// ---- The atom-aware form: an item per band of points. ----
 
-struct Item {
-  int64_t first = 0;
-  int64_t last = 0;
-  uint64_t low = 0;  // the ranks it stands for: [low, low + span]
-  uint64_t span = 0;
-  uint64_t mass = 0;  // the base measure's mass of [first, last]
-};
+using PointBands = SegmentBandWalker<DrawWeights>;
+using PointPool = Pool<PointBand, PointBands>;
 
-// SegmentWalker as Walk reads it.
-class PointWalker {
- public:
-  explicit PointWalker(const SegmentWalker& walker) : w_(walker) {}
-  bool done() const { return w_.done(); }
-  uint64_t next_rank() const { return w_.next_rank(); }
-  int64_t SizeBitsLeft() const { return CeilLog2Of64(w_.mass_left()); }
-  template <typename List>
-  void Next(const List& list) {
-    const Segment s = w_.Next();
-    if (s.first > s.last) return;
-    list(Item{s.first, s.last, s.below, s.records, s.mass},
-         CeilLog2Of64(s.mass), s.below, s.below + s.records);
-  }
+// ---- The split form: an item per band of ranks. ----
 
- private:
-  SegmentWalker w_;
-};
-
-using PointPool = Pool<Item, PointWalker>;
-
-// ---- The split form: an item per rank. ----
-
-using RankPool = Pool<uint64_t, RankWalker>;
+using Bands = BandWalker<DrawWeights>;
+using RankPool = Pool<RankBand, Bands>;
 
 }  // namespace
 
@@ -253,8 +247,14 @@ struct DrawScratch {
 
 namespace {
 
-// The atom-aware form's exact draw (exact_exponential.h): the segments near
-// the target listed, then proposal-and-acceptance rounds.
+// The atom-aware form's exact draw (exact_exponential.h): the run holding
+// the target's point alone, then bands of points outward
+// (SegmentBandWalker), then rounds. A drawn band's mass is an integer; a
+// uniform offset below 2^ceil(log2 mass) is kept with probability mass /
+// 2^ceil(log2 mass) and then falls on each point by its weight
+// (PointMeasure::PointAt); the point's 2^-frac(y) trial then decides. So a
+// round returns point v with probability proportional to w(v) 2^-y(v):
+// floor(y) is the band's, shared by its points.
 class PointDraw {
  public:
   PointDraw(const QuantileProblem& problem, double epsilon,
@@ -278,35 +278,38 @@ class PointDraw {
     const uint64_t records =
         p.Local(static_cast<uint64_t>(p.runs.ends[run])) - below;
     const uint64_t mass = p.measure.Weight(point);
-    top_.Add(Item{point, point, below, records, mass},
+    top_.Add(PointBand{point, point, mass},
              CeilLog2Of64(mass) - weights_.Whole(below, below + records));
     Walk(weights_, margin_, &top_,
-         PointWalker(SegmentWalker(p, range, true, run + 1, point + 1)));
+         PointBands(weights_, p, range, true, run + 1, point + 1));
     Walk(weights_, margin_, &top_,
-         PointWalker(SegmentWalker(p, range, false, run, point - 1)));
+         PointBands(weights_, p, range, false, run, point - 1));
     top_.table.Finish(headroom_);
   }
 
   // One round, reading `bits`: true with *out set when the proposal is
-  // accepted (probability weight / 2^proposal).
+  // accepted.
   bool Round(BitReader& bits, SplitPoint* out) {
-    const Item* item =
-        top_.Draw(bits, false, 0, [&](const PointWalker& w, PointPool* pool) {
+    const PointBand* band =
+        top_.Draw(bits, false, 0, [&](const PointBands& w, PointPool* pool) {
           ListGroup(weights_, margin_, headroom_, w, pool);
         });
-    if (item == nullptr) return false;
-    if (!BernoulliSizeShare(bits, item->mass) ||
-        !BernoulliTwoToMinusFraction(
-            bits, weights_.At(item->low, item->low + item->span).fraction)) {
+    if (band == nullptr) return false;
+    const auto offset = static_cast<uint64_t>(
+        UniformBits(bits, PowerOfTwo(CeilLog2Of64(band->mass))));
+    if (offset >= band->mass) return false;
+    const QuantileProblem& p = weights_.problem();
+    const int64_t point =
+        band->first == band->last
+            ? band->first
+            : p.measure.PointAt(band->first, band->last, offset);
+    const uint64_t below = p.Below(point);
+    if (!BernoulliTwoToMinusFraction(
+            bits, weights_.At(below, p.AtOrBelow(point)).fraction)) {
       return false;
     }
-    out->point = item->first;
-    if (item->last > item->first) {  // a gap: a point by its weight
-      out->point = weights_.problem().measure.PointAt(
-          item->first, item->last,
-          static_cast<uint64_t>(UniformBits(bits, item->mass)));
-    }
-    out->split = item->low;
+    out->point = point;
+    out->split = below;
     return true;
   }
 
@@ -317,61 +320,77 @@ class PointDraw {
   PointPool& top_;
 };
 
-// The split form's exact draw: the ranks near the target listed (one item
-// each), then rounds; an accepted rank's outputs are then drawn from by
-// weight (RankOutputs::Locate).
+// The split form's exact draw: the ranks near the target listed in bands
+// (BandWalker), then rounds. A drawn band's size is an integer; a uniform
+// offset below 2^ceil(log2 size) is kept with probability size /
+// 2^ceil(log2 size) and then falls on each output by its weight, which
+// names the output's rank (by the ranks' edges) and its point
+// (RankOutputs::Locate); the rank's 2^-frac(y) trial then decides. So a
+// round returns output o with probability proportional to
+// 2^(ceil(log2 size) - floor(y)) 2^-ceil(log2 size) w(o) 2^-frac(y(o)) =
+// w(o) 2^-y(o): floor(y) is the band's, shared by its ranks.
 class SplitDraw {
  public:
   SplitDraw(const QuantileProblem& problem, double epsilon, uint64_t sub_points,
             int margin, int headroom, DrawScratch* scratch)
       : weights_(problem, epsilon),
         range_(ProblemRuns(problem)),
-        k_(sub_points),
-        k_shift_(SubPointShift(k_)),
+        edges_(problem, range_, sub_points),
         margin_(margin),
         headroom_(headroom),
         top_(scratch->ranks) {
     top_.Clear();
     // Rank floor(q n) first (the nearest to the target from below, and the
     // pool's top to start with), then each direction outward.
-    const uint64_t start =
-        std::min<uint64_t>(problem.count(), weights_.target_rank());
-    Walk(weights_, margin_, &top_,
-         RankWalker(problem, range_, k_, true, start));
+    const uint64_t n = problem.count();
+    const uint64_t start = std::min<uint64_t>(n, weights_.target_rank());
+    Walk(weights_, margin_, &top_, Bands(weights_, edges_, n, true, start));
     if (start > 0) {
       Walk(weights_, margin_, &top_,
-           RankWalker(problem, range_, k_, false, start - 1));
+           Bands(weights_, edges_, n, false, start - 1));
     }
     top_.table.Finish(headroom_);
   }
 
   bool Round(BitReader& bits, SplitPoint* out) {
-    const uint64_t* rank =
-        top_.Draw(bits, false, 0, [&](const RankWalker& w, RankPool* pool) {
+    const RankBand* band =
+        top_.Draw(bits, false, 0, [&](const Bands& w, RankPool* pool) {
           ListGroup(weights_, margin_, headroom_, w, pool);
         });
-    if (rank == nullptr) return false;
-    const QuantileProblem& p = weights_.problem();
-    const RankOutputs o = RankWalker(p, range_, k_, true, *rank).Outputs();
-    // A uniform integer below 2^ceil(log2 size): below the size with
-    // probability size / 2^ceil(log2 size) (the acceptance trial of the
-    // size), and then uniform below it, picking the output.
-    const Uint128 size = o.Size(k_, k_shift_);
-    const Uint128 offset = UniformBits(bits, PowerOfTwo(CeilLog2(size)));
-    if (offset >= size || !BernoulliTwoToMinusFraction(
-                              bits, weights_.At(*rank, *rank).fraction)) {
+    if (band == nullptr) return false;
+    const Uint128 offset = UniformBits(bits, PowerOfTwo(CeilLog2(band->size)));
+    if (offset >= band->size) return false;
+    // The band's rank whose outputs hold the offset: the last with its
+    // edge at or before it.
+    uint64_t rank = band->first;
+    uint64_t above = band->last + 1;
+    Uint128 before = 0;  // the band's outputs before `rank`'s
+    size_t run = band->run;
+    while (above - rank > 1) {
+      const uint64_t mid = rank + (above - rank) / 2;
+      const Uint128 span = edges_.Span(band->edge, edges_.At(mid, &run));
+      if (span <= offset) {
+        rank = mid;
+        before = span;
+      } else {
+        above = mid;
+      }
+    }
+    if (!BernoulliTwoToMinusFraction(bits, weights_.At(rank, rank).fraction)) {
       return false;
     }
-    out->point = o.Locate(offset, p.measure, k_, k_shift_);
-    out->split = *rank;
+    const QuantileProblem& p = weights_.problem();
+    const RankOutputs o = OutputsOfRank(p, range_, edges_.k(), rank);
+    out->point =
+        o.Locate(offset - before, p.measure, edges_.k(), edges_.k_shift());
+    out->split = rank;
     return true;
   }
 
  private:
   DrawWeights weights_;
   RunRange range_;
-  uint64_t k_;
-  int k_shift_;
+  RankEdges edges_;
   int margin_;
   int headroom_;
   RankPool& top_;

@@ -64,21 +64,24 @@
 // constant is 1-Lipschitz) and changes nothing below 8.8 10^12 ranks.
 //
 // Sampling is exact (exact_exponential.h): no floating-point number decides
-// anything; an item's size is its outputs' total integer base mass, and a
-// drawn gap returns a point with probability its weight over the gap's mass
-// (a uniform integer below the mass, located by PointMeasure::PointAt).
-// The atom-aware form's items are segments (a run of empty grid points
-// between two occupied points, or one occupied point). The split form's
-// items are ranks: the outputs with r records before them, r = 0..n, which
-// share one utility: between runs the top sub-gap of the lower point, the
-// empty points between and the lowest sub-gap of the upper point; inside
-// an atom one sub-gap. An accepted rank's output is a uniform integer below
-// its size, located. Items are listed outward from the target; once
-// everything left in a direction is bounded 2^20 below the largest item,
-// the rest is one group with a dyadic bound on its weight, listed only if
-// drawn (about once in 2^20 draws), so an atom costs what its ranks near
-// the target cost, whatever its size. The support never depends on the
-// data.
+// anything (where a band ends is guessed in floating point, then found
+// exactly); an item's size is its outputs' total integer base mass, and a
+// drawn band returns a point with probability its weight over the band's
+// mass (a uniform integer below the mass, located by PointMeasure::PointAt
+// or the ranks' edges).
+// Items are bands: outputs whose weight exponent y has one whole part
+// floor(y) (output_walk.h). The atom-aware form's are stretches of grid
+// points (gaps and occupied points). The split form's are stretches of
+// ranks, the outputs with r records before them sharing one utility
+// (between runs the top sub-gap of the lower point, the empty points
+// between and the lowest sub-gap of the upper point; inside an atom one
+// sub-gap), sized by the edges of their first rank and the one after
+// their last. The drawn output's 2^-frac(y) trial then decides. Items are
+// listed outward from the target; once everything left in a direction is
+// bounded 2^20 below the largest item, the rest is one group with a dyadic
+// bound on its weight, listed only if drawn (about once in 2^20 draws), so an
+// atom costs what its ranks near the target cost, whatever its size. The
+// support never depends on the data.
 #ifndef DPQ_CORE_EXPONENTIAL_QUANTILE_H_
 #define DPQ_CORE_EXPONENTIAL_QUANTILE_H_
 

@@ -3,13 +3,17 @@
 // as items. Internal to the core; a header of its own so the tests can check
 // the walks alone.
 //
-// SegmentWalker (the atom-aware form): segments, each a run of empty grid
-// points between two occupied points, or one occupied point.
-// RankWalker (the split form): ranks, each every output with r records
-// before it (RankOutputs).
+// SegmentWalker: the atom-aware form's segments one by one (a run of empty
+// grid points between two occupied points, or one occupied point), for the
+// exact likelihood. SegmentBandWalker: the same outputs in bands, the
+// points whose utility shares floor(y), each one item of the draw.
+// BandWalker: the split form's ranks (every output with r records before
+// it, RankOutputs) in bands of ranks sharing floor(y), sized by their edges
+// (RankEdges); OutputsOfRank: one rank's outputs, for the accepted one.
 #ifndef DPQ_CORE_OUTPUT_WALK_H_
 #define DPQ_CORE_OUTPUT_WALK_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -194,214 +198,389 @@ struct RankOutputs {
   }
 };
 
-// Walks the split form's ranks outward from one, upward or downward, a run
-// at a time: a run's point, count, weight and prefix mass are read once,
-// and a run of one record is one rank. A rank's size is the same integer
-// whichever way it is reached (masses are differences of the same
-// prefixes, exact modulo 2^64 and below it).
-class RankWalker {
+// The outputs of rank r in [0, n] (n >= 1 records): one sub-gap of an
+// atom when records r - 1 and r share a point, else the top sub-gap of
+// record r - 1's point, the empty points after it and the lowest sub-gap
+// of record r's point (no sub-gap below rank 0 or above rank n). Two run
+// reads: what an accepted rank needs.
+inline RankOutputs OutputsOfRank(const QuantileProblem& p, RunRange range,
+                                 uint64_t k, uint64_t r) {
+  RankOutputs o;
+  const uint64_t n = p.count();
+  size_t j = range.end;  // record r's run (none at r = n)
+  uint64_t prefix_high = p.measure.Prefix(p.last_point + 1);
+  o.gap_last = p.last_point;
+  if (r < n) {
+    j = p.runs.RunOfRank(p.lo + r);
+    const uint64_t below = p.Local(p.runs.before(j));
+    const uint64_t c = p.Local(static_cast<uint64_t>(p.runs.ends[j])) - below;
+    o.high_point = p.runs.point(j);
+    const uint64_t weight = p.measure.Weight(o.high_point);
+    if (r > below) {  // inside the atom
+      o.gap_last = -1;
+      o.high_size = SubGapSize(c, k, r - below) * weight;
+      return o;
+    }
+    o.high_size = static_cast<uint64_t>(SubGapBound(c, k, 1) + 1) * weight;
+    o.gap_last = o.high_point - 1;
+    prefix_high = p.measure.Prefix(o.high_point);
+  }
+  uint64_t prefix_low = p.measure.Prefix(p.first_point);
+  o.gap_first = p.first_point;
+  if (r > 0) {  // record r - 1 ends the run before j
+    const size_t i = j - 1;
+    const uint64_t below = p.Local(p.runs.before(i));
+    const uint64_t c = p.Local(static_cast<uint64_t>(p.runs.ends[i])) - below;
+    o.low_point = p.runs.point(i);
+    const uint64_t weight = p.measure.Weight(o.low_point);
+    o.low_size = (k - 1 - static_cast<uint64_t>(SubGapBound(c, k, c))) * weight;
+    o.gap_first = o.low_point + 1;
+    prefix_low = p.measure.Prefix(o.low_point) + weight;
+  }
+  o.gap_mass = prefix_high - prefix_low;
+  return o;
+}
+
+// The run of `range` holding the problem's record `record` (0-based, below
+// n), searched outward from `hint` by doubling steps, then by halving: O(1)
+// reads near the hint, O(log) at worst.
+inline size_t RunOfRecord(const QuantileProblem& p, RunRange range,
+                          uint64_t record, size_t hint) {
+  const double rank = static_cast<double>(p.lo + record);
+  const double* ends = p.runs.ends;
+  // The first run whose cumulative count exceeds the rank: in
+  // [range.first, range.end), and at the last run at the latest.
+  hint = std::min(std::max(hint, range.first), range.end - 1);
+  size_t low = range.first;
+  size_t high = range.end - 1;
+  if (ends[hint] > rank) {  // at or below the hint
+    high = hint;
+    for (size_t step = 1; high - low >= step; step *= 2) {
+      if (!(ends[high - step] > rank)) {
+        low = high - step + 1;
+        break;
+      }
+      high -= step;
+    }
+  } else {  // above it
+    low = hint + 1;
+    for (size_t step = 1; high - low >= step; step *= 2) {
+      if (ends[low + step - 1] > rank) {
+        high = low + step - 1;
+        break;
+      }
+      low += step;
+    }
+  }
+  return static_cast<size_t>(std::upper_bound(ends + low, ends + high, rank) -
+                             ends);
+}
+
+// Where a rank's outputs start in (point, sub-point) order, as base mass
+// before it: Prefix at its point, and that point's sub-points before it
+// times the point's weight. The outputs of ranks [a, b] are those between
+// the edges of a and b + 1, so a band of ranks is sized by two edges
+// (EdgeSpan), however many ranks and runs it crosses.
+struct RankEdge {
+  uint64_t prefix = 0;
+  uint64_t inside = 0;
+};
+
+// The sub-points' mass (K per point's weight) from edge `from` to edge
+// `to` at or after it: exact, as RankOutputs::Size is (the prefix
+// difference is exact modulo 2^64 and below it).
+inline Uint128 EdgeSpan(RankEdge from, RankEdge to, uint64_t k, int k_shift) {
+  return RankOutputs::Scale(to.prefix - from.prefix, k, k_shift) + to.inside -
+         from.inside;
+}
+
+// The edges of one problem's ranks 0..n + 1 (n + 1: the end of the range).
+class RankEdges {
  public:
-  // Next to list: rank `from` in [0, n] (n, the problem's records, >= 1).
-  RankWalker(const QuantileProblem& problem, RunRange range, uint64_t k,
-             bool upward, uint64_t from)
+  RankEdges(const QuantileProblem& problem, RunRange range, uint64_t k)
       : p_(&problem),
         range_(range),
         k_(k),
         k_shift_(SubPointShift(k)),
-        upward_(upward),
-        rank_(from),
-        far_(problem.measure.Prefix(upward ? problem.last_point + 1
-                                           : problem.first_point)) {
-    const uint64_t n = problem.count();
-    if (upward) {
-      run_ = from == n ? range.end : problem.runs.RunOfRank(problem.lo + from);
-      if (run_ < range.end) {
-        run_view_ = Read(run_);
-        h_ = from - run_view_.below;
+        first_{problem.measure.Prefix(problem.first_point), 0},
+        end_{problem.measure.Prefix(problem.last_point + 1), 0} {}
+
+  uint64_t k() const { return k_; }
+  int k_shift() const { return k_shift_; }
+  // The edge of rank r in [0, n + 1]. `run` is a hint (a run near the
+  // answer, any in range otherwise) and receives the run read.
+  RankEdge At(uint64_t r, size_t* run) const {
+    if (r == 0) return first_;
+    if (r > p_->count()) return end_;
+    // Record r - 1 is the h-th (h >= 1) of its run: the edge follows its
+    // sub-point.
+    const size_t j = RunOfRecord(*p_, range_, r - 1, *run);
+    *run = j;
+    const int64_t point = p_->runs.point(j);
+    const uint64_t below = p_->Local(p_->runs.before(j));
+    const uint64_t c =
+        p_->Local(static_cast<uint64_t>(p_->runs.ends[j])) - below;
+    const uint64_t h = r - below;
+    const uint64_t sub =
+        c == 1 ? one_ : static_cast<uint64_t>(SubGapBound(c, k_, h) + 1);
+    return {p_->measure.Prefix(point), p_->measure.Weight(point) * sub};
+  }
+  Uint128 Span(RankEdge from, RankEdge to) const {
+    return EdgeSpan(from, to, k_, k_shift_);
+  }
+
+ private:
+  const QuantileProblem* p_;
+  RunRange range_;
+  uint64_t k_;
+  int k_shift_;
+  uint64_t one_ = static_cast<uint64_t>(SubGapBound(1, k_, 1) + 1);
+  RankEdge first_;
+  RankEdge end_;
+};
+
+// A band of the split form's ranks [first, last] that share floor(y): one
+// item of a draw. `edge` is first's edge, `run` a run near it, `size` the
+// band's outputs' total size.
+struct RankBand {
+  uint64_t first = 0;
+  uint64_t last = 0;
+  RankEdge edge;
+  size_t run = 0;
+  Uint128 size = 0;
+};
+
+// The largest i in [0, limit] with same(i), given same(0) and that same is
+// true up to some index and false after it; `guess` is where to start.
+// O(1) calls when the guess is right or off by one, O(log) otherwise.
+template <typename Same>
+uint64_t LastSame(uint64_t limit, uint64_t guess, const Same& same) {
+  uint64_t low = std::min(guess, limit);  // same(low) once settled
+  uint64_t high = limit + 1;              // not same, or past the limit
+  if (same(low)) {
+    for (uint64_t step = 1; low < limit; step *= 2) {
+      const uint64_t probe = limit - low > step ? low + step : limit;
+      if (!same(probe)) {
+        high = probe;
+        break;
       }
-      if (h_ == 0) {  // between runs: the point below, if any
-        if (run_ > range.first) {
-          PassUpward(Read(run_ - 1));
-        } else {
-          part_point_ = problem.first_point - 1;
-          edge_ = problem.measure.Prefix(problem.first_point);
-        }
+      low = probe;
+    }
+  } else {
+    high = low;
+    low = 0;
+    for (uint64_t step = 1; high - low > step; step *= 2) {
+      if (same(high - step)) {
+        low = high - step;
+        break;
       }
-      return;
+      high -= step;
     }
-    if (from == 0) {
-      at_start_ = true;
-      PassDownward(Read(range.first));
-      return;
+  }
+  while (high - low > 1) {
+    const uint64_t mid = low + (high - low) / 2;
+    if (same(mid)) {
+      low = mid;
+    } else {
+      high = mid;
     }
-    run_ = problem.runs.RunOfRank(problem.lo + from - 1);
-    run_view_ = Read(run_);
-    h_ = from - run_view_.below;  // 1..c
-    if (h_ == run_view_.count) {  // between runs: the point above, if any
-      if (run_ + 1 < range.end) {
-        PassDownward(Read(run_ + 1));
-      } else {
-        part_point_ = problem.last_point + 1;
-        edge_ = problem.measure.Prefix(problem.last_point + 1);
-      }
-    }
+  }
+  return low;
+}
+
+// Walks the split form's ranks outward from one in bands (RankBand): the
+// ranks next to each other whose outputs share floor(y), so a band's
+// proposal 2^(ceil(log2 size) - floor(y)) covers each output's weight and
+// an output's acceptance is 2^-frac(y) as for a single rank, while a draw
+// lists about one item per bit of weight instead of one per rank. Weights
+// gives Whole(low, high) (floor(y) of the nearest of ranks [low, high]),
+// target_rank() (floor of the target t) and Guess(rank, whole, upward):
+// any rank, best the last on that side with that floor(y) (a floating-point
+// guess; LastSame corrects it exactly). Past the target, y only grows
+// with the distance on each side; rank floor(t) is a band alone (the next
+// rank up may be nearer to t).
+template <typename Weights>
+class BandWalker {
+ public:
+  // Next to list: rank `from` in [0, n]; upward from floor(t), or
+  // downward from below it.
+  BandWalker(const Weights& weights, const RankEdges& edges, uint64_t n,
+             bool upward, uint64_t from)
+      : w_(&weights), e_(&edges), n_(n), upward_(upward), rank_(from) {
+    edge_ = edges.At(upward ? from : from + 1, &run_);
+    end_ = edges.At(upward ? n + 1 : 0, &run_);
   }
 
   bool done() const { return done_; }
   uint64_t next_rank() const { return rank_; }
-
-  // The outputs of the next rank.
-  RankOutputs Outputs() const {
-    const RunView& r = run_view_;
-    RankOutputs o;
-    if (InsideRun()) {
-      o.high_point = r.point;
-      o.high_size = SubGapSize(r.count, k_, h_) * r.weight;
-      return o;
-    }
-    if (upward_) {
-      o.low_point = part_point_;
-      o.low_size = part_;
-      o.gap_first = part_point_ + 1;
-      if (run_ < range_.end) {
-        o.gap_last = r.point - 1;
-        o.gap_mass = r.prefix - edge_;
-        o.high_point = r.point;
-        o.high_size = Lowest(r.count) * r.weight;
-      } else {
-        o.gap_last = p_->last_point;
-        o.gap_mass = far_ - edge_;
-      }
-      return o;
-    }
-    o.high_point = part_point_;
-    o.high_size = part_;
-    o.gap_last = part_point_ - 1;
-    if (at_start_) {
-      o.gap_first = p_->first_point;
-      o.gap_mass = edge_ - far_;
-    } else {
-      o.low_point = r.point;
-      o.low_size = Highest(r.count) * r.weight;
-      o.gap_first = r.point + 1;
-      o.gap_mass = edge_ - (r.prefix + r.weight);
-    }
-    return o;
-  }
-
-  // ceil(log2) of a bound on the sizes of every rank not yet listed: the
-  // part at the walked edge and K sub-points of every point beyond it (of
-  // the current run's point too, inside a run).
+  // ceil(log2) of the sizes of every rank not yet listed (their total).
   int64_t SizeBitsLeft() const {
-    const RunView& r = run_view_;
-    uint64_t part = part_;
-    uint64_t mass = upward_ ? far_ - edge_ : edge_ - far_;
-    if (InsideRun()) {
-      part = 0;
-      mass = upward_ ? far_ - r.prefix : r.prefix + r.weight - far_;
-    }
-    return CeilLog2(RankOutputs::Scale(mass, k_, k_shift_) + part);
+    return CeilLog2(upward_ ? e_->Span(edge_, end_) : e_->Span(end_, edge_));
   }
 
-  // Lists the next rank (if it holds any sub-point) and moves on.
+  // Lists the next band (if it holds any sub-point) and moves on.
   template <typename List>
   void Next(const List& list) {
-    const Uint128 size = Outputs().Size(k_, k_shift_);
-    if (size > 0) list(rank_, CeilLog2(size), rank_, rank_);
+    const uint64_t a = rank_;
+    const int64_t whole = w_->Whole(a, a);
+    size_t run = run_;
     if (upward_) {
-      if (run_ >= range_.end) {
+      uint64_t last = a;
+      if (a > w_->target_rank() && a < n_) {
+        const uint64_t guess = w_->Guess(a, whole, true);
+        last = a + LastSame(n_ - a, guess > a ? guess - a : 0, [&](uint64_t i) {
+                 return w_->Whole(a + i, a + i) == whole;
+               });
+      }
+      const RankEdge next = e_->At(last + 1, &run);
+      const Uint128 size = e_->Span(edge_, next);
+      if (size > 0) {
+        list(RankBand{a, last, edge_, run_, size}, CeilLog2(size), a, last);
+      }
+      edge_ = next;
+      run_ = run;
+      if (last == n_) {
         done_ = true;
-        return;
-      }
-      ++rank_;
-      if (++h_ == run_view_.count) {
-        PassUpward(run_view_);
-        if (++run_ < range_.end) run_view_ = Read(run_);
-        h_ = 0;
-      }
-      return;
-    }
-    if (at_start_) {
-      done_ = true;
-      return;
-    }
-    --rank_;
-    if (--h_ == 0) {
-      PassDownward(run_view_);
-      if (run_ > range_.first) {
-        run_view_ = Read(--run_);
-        h_ = run_view_.count;
       } else {
-        at_start_ = true;
+        rank_ = last + 1;
       }
+      return;
+    }
+    uint64_t first = a;
+    if (a > 0) {
+      const uint64_t guess = w_->Guess(a, whole, false);
+      first = a - LastSame(a, guess < a ? a - guess : 0, [&](uint64_t i) {
+                return w_->Whole(a - i, a - i) == whole;
+              });
+    }
+    const RankEdge low = e_->At(first, &run);
+    const Uint128 size = e_->Span(low, edge_);
+    if (size > 0) {
+      list(RankBand{first, a, low, run, size}, CeilLog2(size), first, a);
+    }
+    edge_ = low;
+    run_ = run;
+    if (first == 0) {
+      done_ = true;
+    } else {
+      rank_ = first - 1;
     }
   }
 
  private:
-  struct RunView {
-    int64_t point = 0;
-    uint64_t below = 0;  // the problem's records below the run, and in it
-    uint64_t count = 0;
-    uint64_t weight = 0;  // the point's, and Prefix at it
-    uint64_t prefix = 0;
-  };
-  RunView Read(size_t i) const {
-    RunView r;
-    r.point = p_->runs.point(i);
-    r.below = p_->Local(p_->runs.before(i));
-    r.count = p_->Local(static_cast<uint64_t>(p_->runs.ends[i])) - r.below;
-    r.weight = p_->measure.Weight(r.point);
-    r.prefix = p_->measure.Prefix(r.point);
-    return r;
-  }
-  // Whether the next rank is one sub-gap inside run_ (not between runs).
-  bool InsideRun() const {
-    return upward_ ? run_ < range_.end && h_ > 0
-                   : !at_start_ && h_ < run_view_.count;
-  }
-  // Upward past run r: its top sub-gap opens the next rank.
-  void PassUpward(const RunView& r) {
-    part_point_ = r.point;
-    part_ = Highest(r.count) * r.weight;
-    edge_ = r.prefix + r.weight;
-  }
-  // Downward past run r: its lowest sub-gap closes the next rank.
-  void PassDownward(const RunView& r) {
-    part_point_ = r.point;
-    part_ = Lowest(r.count) * r.weight;
-    edge_ = r.prefix;
-  }
-  // A point's lowest and highest sub-gaps (kept for one record, the usual
-  // run: SubGapBound divides).
-  uint64_t Lowest(uint64_t c) const {
-    return c == 1 ? lowest_of_one_
-                  : static_cast<uint64_t>(SubGapBound(c, k_, 1) + 1);
-  }
-  uint64_t Highest(uint64_t c) const {
-    return c == 1 ? highest_of_one_
-                  : k_ - 1 - static_cast<uint64_t>(SubGapBound(c, k_, c));
-  }
-
-  const QuantileProblem* p_;
-  RunRange range_;
-  uint64_t k_;
-  int k_shift_;  // log2 K when K is a power of two (always, but in tests)
-  uint64_t lowest_of_one_ = static_cast<uint64_t>(SubGapBound(1, k_, 1) + 1);
-  uint64_t highest_of_one_ =
-      k_ - 1 - static_cast<uint64_t>(SubGapBound(1, k_, 1));
+  const Weights* w_;
+  const RankEdges* e_;
+  uint64_t n_;
   bool upward_;
   uint64_t rank_;
-  uint64_t far_;  // Prefix at the far end of the direction
   size_t run_ = 0;
-  RunView run_view_;
-  uint64_t h_ = 0;  // the next rank's sub-gap of run_ (InsideRun)
-  // Between runs: the point walked past, its part of the next rank
-  // (sub-points x weight), and Prefix at the gap's walked edge.
-  int64_t part_point_ = 0;
-  uint64_t part_ = 0;
-  uint64_t edge_ = 0;
-  bool at_start_ = false;  // downward: the next rank is 0
+  RankEdge edge_;  // upward: rank_'s edge; downward: rank_ + 1's
+  RankEdge end_;   // the far end's edge
   bool done_ = false;
+};
+
+// A band of the atom-aware form's outputs: the grid points [first, last]
+// (gaps and occupied points) whose utility shares floor(y), with their base
+// mass. One item of a draw.
+struct PointBand {
+  int64_t first = 0;
+  int64_t last = 0;
+  uint64_t mass = 0;
+};
+
+// Walks the atom-aware form's outputs outward from the run holding the
+// target in bands (PointBand), as BandWalker does the split form's ranks:
+// the points whose nearest rank lies in ranks [a, e] sharing floor(y) are
+// contiguous (upward: up to the point of the run holding record e;
+// downward: down to that of record e - 1's run), so a band's mass is one
+// prefix difference. Every rank of what is left lies beyond the target
+// from the start run, so y grows with the distance there.
+template <typename Weights>
+class SegmentBandWalker {
+ public:
+  // Upward: the points from `next_point`, the runs [run, range.end) ahead;
+  // downward: the points up to `next_point`, the runs [range.first, run)
+  // ahead (as SegmentWalker).
+  SegmentBandWalker(const Weights& weights, const QuantileProblem& problem,
+                    RunRange range, bool upward, size_t run, int64_t next_point)
+      : w_(&weights),
+        p_(&problem),
+        range_(range),
+        upward_(upward),
+        run_(run),
+        next_point_(next_point),
+        rank_(problem.Local(problem.runs.before(run))),
+        edge_(problem.measure.Prefix(upward ? next_point : next_point + 1)),
+        end_(problem.measure.Prefix(upward ? problem.last_point + 1
+                                           : problem.first_point)) {}
+
+  bool done() const {
+    return upward_ ? next_point_ > p_->last_point
+                   : next_point_ < p_->first_point;
+  }
+  uint64_t next_rank() const { return rank_; }
+  int64_t SizeBitsLeft() const {
+    return CeilLog2Of64(upward_ ? end_ - edge_ : edge_ - end_);
+  }
+
+  // Lists the next band and moves on.
+  template <typename List>
+  void Next(const List& list) {
+    const uint64_t n = p_->count();
+    const uint64_t a = rank_;
+    const int64_t whole = w_->Whole(a, a);
+    if (upward_) {
+      uint64_t e = a;
+      if (a < n) {
+        const uint64_t guess = w_->Guess(a, whole, true);
+        e = a + LastSame(n - a, guess > a ? guess - a : 0, [&](uint64_t i) {
+              return w_->Whole(a + i, a + i) == whole;
+            });
+      }
+      int64_t last = p_->last_point;
+      if (e < n) {
+        run_ = RunOfRecord(*p_, range_, e, run_);
+        last = p_->runs.point(run_);
+      }
+      const uint64_t far = p_->measure.Prefix(last + 1);
+      list(PointBand{next_point_, last, far - edge_}, CeilLog2Of64(far - edge_),
+           a, e);
+      edge_ = far;
+      next_point_ = last + 1;
+      if (e < n)
+        rank_ = p_->Local(static_cast<uint64_t>(p_->runs.ends[run_++]));
+      return;
+    }
+    uint64_t e = a;
+    if (a > 0) {
+      const uint64_t guess = w_->Guess(a, whole, false);
+      e = a - LastSame(a, guess < a ? a - guess : 0, [&](uint64_t i) {
+            return w_->Whole(a - i, a - i) == whole;
+          });
+    }
+    int64_t first = p_->first_point;
+    if (e > 0) {
+      run_ = RunOfRecord(*p_, range_, e - 1, run_ - 1);
+      first = p_->runs.point(run_);
+    }
+    const uint64_t near = p_->measure.Prefix(first);
+    list(PointBand{first, next_point_, edge_ - near},
+         CeilLog2Of64(edge_ - near), e, a);
+    edge_ = near;
+    next_point_ = first - 1;
+    if (e > 0) rank_ = p_->Local(p_->runs.before(run_));
+  }
+
+ private:
+  const Weights* w_;
+  const QuantileProblem* p_;
+  RunRange range_;
+  bool upward_;
+  size_t run_;          // upward: the next run; downward: the one above
+  int64_t next_point_;  // the next point to walk
+  uint64_t rank_;       // the rank of the next gap, nearest the target
+  uint64_t edge_;       // Prefix at the walked side's edge
+  uint64_t end_;        // Prefix at the far end of the direction
 };
 
 }  // namespace dpq

@@ -35,6 +35,25 @@ const mutants = [
     tests: 'ExactExponentialTest.*Round*:ExponentialQuantileTest.Sampler*',
   },
   {
+    // A band's outputs share floor(y); each keeps its own 2^-frac(y). Using
+    // the band's first rank's fraction for all of them is a wrong
+    // distribution the round enumerations catch.
+    name: 'band fraction',
+    file: 'core/exponential_quantile.cc',
+    from: 'bits, weights_.At(rank, rank).fraction)) {',
+    to: 'bits, weights_.At(band->first, band->first).fraction)) {',
+    tests: 'ExactExponentialTest.*Round*',
+  },
+  {
+    // Where a band of ranks ends: one rank past the last with the same
+    // floor(y) puts a lighter rank under a heavier proposal.
+    name: 'band end',
+    file: 'core/output_walk.h',
+    from: '  return low;\n}',
+    to: '  return std::min(low + 1, limit);\n}',
+    tests: 'OutputWalkTest.*:ExactExponentialTest.*Round*',
+  },
+  {
     name: 'AQ per-path share',
     file: 'core/aq.cc',
     from: 'return DivideDown(budget, ApproximateQuantilesLevels(end - begin));',

@@ -293,6 +293,10 @@ TEST(ExactExponentialTest, RankRoundIsExactOnEveryBitString) {
   CheckRankRoundIsExact(cells, 16, 0.7, 3.0, 2, 64, 24);
   // A far sub-gap several bits below the near one: the run of zero bits.
   CheckRankRoundIsExact(cells, 16, 0.5, 4.0, 2, 64, 25);
+  // Small epsilon: bands of several ranks, one item each.
+  CheckRankRoundIsExact(cells, 16, 0.5, 0.2, 2, 64, 24);
+  CheckRankRoundIsExact(cells, 16, 0.1, 0.3, 4, 64, 24);
+  CheckRankRoundIsExact({0, 3, 3, 3, 3, 3, 4, 9}, 12, 0.8, 0.1, 4, 64, 24);
 }
 
 TEST(ExactExponentialTest, QuantileRoundIsExactOnEveryBitString) {
@@ -305,6 +309,17 @@ TEST(ExactExponentialTest, QuantileRoundIsExactOnEveryBitString) {
     CheckRoundIsExact(cells, 16, 0.8, 0.2, split, 0, 1, 24);
   }
   CheckRoundIsExact({3, 3, 3, 3, 3, 3}, 7, 0.5, 1.5, true, 0, 1, 24);
+  // Small epsilon: bands of many ranks and points (an atom, wide gaps),
+  // listed, grouped (margin 0) and thinned.
+  const std::vector<double> spread = {0, 1, 4, 4, 4, 7, 12, 13, 20, 31};
+  for (bool split : {false, true}) {
+    for (int margin : {64, 0}) {
+      CheckRoundIsExact(spread, 40, 0.4, 0.15, split, margin, 2, 24);
+      CheckRoundIsExact(spread, 40, 0.9, 0.05, split, margin, 1, 24);
+    }
+    CheckRoundIsExact(spread, 40, 0.3, 0.1, split, 1, 2, 22,
+                      PointMeasure::Shells(0, 40, 16, 1), 0.3);
+  }
 }
 
 TEST(ExactExponentialTest, WeightedRoundsAreExactOnEveryBitString) {

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/exact_exponential.h"
 #include "core/random.h"
 #include "core/runs.h"
 
@@ -52,12 +53,34 @@ Case RandomCase(SeededRandom& rng, int measure) {
   return c;
 }
 
-// Every sub-point of [first, last] lies in exactly one rank: upward from
-// rank 0 the sizes add up to K times the base mass, downward from n they
-// come in the reverse order and agree; a walker started at any rank sees
-// that rank's outputs as the full walks do; and at every step the bound on
-// what is left covers what is left.
-TEST(OutputWalkTest, RanksPartitionTheSubPointsWhicheverWayWalked) {
+// The output at sub-point position `g` of [first, last] in (point,
+// sub-point) order (K sub-points of a point's weight each) and its rank by
+// the definition (exponential_quantile.h): the records below its point and
+// those of its point whose fixed sub-point lies below its sub-point.
+std::pair<int64_t, uint64_t> OutputAt(const QuantileProblem& p, uint64_t k,
+                                      Uint128 g) {
+  for (int64_t v = p.first_point; v <= p.last_point; ++v) {
+    const Uint128 size = MultiplyWide(p.measure.Weight(v), k);
+    if (g >= size) {
+      g -= size;
+      continue;
+    }
+    const auto s = static_cast<int64_t>(g / p.measure.Weight(v));
+    const uint64_t below = p.Below(v);
+    const uint64_t c = p.AtOrBelow(v) - below;
+    uint64_t before = 0;
+    while (before < c && SubGapBound(c, k, before + 1) < s) ++before;
+    return {v, below + before};
+  }
+  return {p.last_point + 1, 0};
+}
+
+// Every sub-point of [first, last] lies in exactly one rank: the edges'
+// spans are the ranks' sizes and add up to K times the base mass, and an
+// offset into a rank's outputs locates a point whose sub-point there has
+// that rank by the definition (sampled offsets: the first, the last, and
+// random ones).
+TEST(OutputWalkTest, RankEdgesSizeAndLocateEveryRanksOutputs) {
   SeededRandom rng(11);
   int cases = 0;
   for (int trial = 0; trial < 300; ++trial) {
@@ -66,50 +89,202 @@ TEST(OutputWalkTest, RanksPartitionTheSubPointsWhicheverWayWalked) {
       const Case c = RandomCase(rng, trial % 3);
       const QuantileProblem& p = c.problem;
       const RunRange range = ProblemRuns(p);
+      const RankEdges edges(p, range, k);
       const uint64_t n = p.count();
       const int shift = SubPointShift(k);
-      std::vector<Uint128> up;
-      std::vector<int> bits_left;
-      RankWalker walker(p, range, k, true, 0);
-      while (!walker.done()) {
-        ASSERT_EQ(walker.next_rank(), up.size());
-        up.push_back(walker.Outputs().Size(k, shift));
-        bits_left.push_back(static_cast<int>(walker.SizeBitsLeft()));
-        walker.Next([](uint64_t, int64_t, uint64_t, uint64_t) {});
-      }
-      ASSERT_EQ(up.size(), n + 1);
+      size_t hint = range.first + rng.NextUint64() % (range.end - range.first);
+      const RankEdge start = edges.At(0, &hint);
       Uint128 total = 0;
-      for (const Uint128 s : up) total += s;
-      Uint128 above = total;
       for (uint64_t r = 0; r <= n; ++r) {
-        EXPECT_GE(PowerOfTwo(bits_left[r]), above) << r;
-        above -= up[r];
+        hint = range.first + rng.NextUint64() % (range.end - range.first);
+        const RankEdge low = edges.At(r, &hint);
+        const RankEdge high = edges.At(r + 1, &hint);
+        const RankOutputs o = OutputsOfRank(p, range, k, r);
+        const Uint128 size = o.Size(k, shift);
+        ASSERT_TRUE(edges.Span(low, high) == size) << r;
+        ASSERT_TRUE(edges.Span(start, low) == total) << r;
+        if (size > 0 && k <= 4) {
+          for (const Uint128 offset :
+               {Uint128{0}, size - 1,
+                static_cast<Uint128>(rng.NextUint64()) % size}) {
+            const auto [point, rank] = OutputAt(p, k, total + offset);
+            EXPECT_EQ(o.Locate(offset, p.measure, k, shift), point) << r;
+            EXPECT_EQ(rank, r);
+          }
+        }
+        total += size;
       }
       EXPECT_TRUE(total ==
                   MultiplyWide(p.measure.Mass(p.first_point, p.last_point), k));
-      RankWalker down(p, range, k, false, n);
-      Uint128 left = total;
-      for (uint64_t r = n + 1; r-- > 0;) {
-        ASSERT_FALSE(down.done());
-        ASSERT_EQ(down.next_rank(), r);
-        EXPECT_TRUE(down.Outputs().Size(k, shift) == up[r]) << r;
-        EXPECT_GE(PowerOfTwo(static_cast<int>(down.SizeBitsLeft())), left);
-        left -= up[r];
-        down.Next([](uint64_t, int64_t, uint64_t, uint64_t) {});
-      }
-      EXPECT_TRUE(down.done());
-      for (uint64_t r = 0; r <= n; ++r) {
-        const RankWalker at(p, range, k, true, r);
-        EXPECT_TRUE(at.Outputs().Size(k, shift) == up[r]) << r;
-        if (r < n) {
-          const RankWalker below(p, range, k, false, r);
-          EXPECT_TRUE(below.Outputs().Size(k, shift) == up[r]) << r;
-        }
-      }
       ++cases;
     }
   }
   EXPECT_EQ(cases, 1500);
+}
+
+// floor(y) as the draws compute it, with guesses that are often wrong
+// (LastSame must correct any).
+struct TestWeights {
+  const QuantileProblem* p;
+  BaseTwoRate rate;
+  SeededRandom* rng;
+  int64_t Whole(uint64_t low, uint64_t high) const {
+    return static_cast<int64_t>(rate.WholeFor(p->ScaledDistance(low, high)));
+  }
+  uint64_t target_rank() const {
+    return static_cast<uint64_t>(p->ScaledTarget() >> kTargetFractionBits);
+  }
+  uint64_t Guess(uint64_t rank, int64_t /*whole*/, bool /*upward*/) const {
+    return rng->NextUint64() % 3 == 0 ? rank
+                                      : rng->NextUint64() % (p->count() + 3);
+  }
+};
+
+// A random problem and quantile, and a rate (0.005 to 20 nats per rank).
+Case RandomWeighted(SeededRandom& rng, int trial, double* rate) {
+  Case c = RandomCase(rng, trial % 3);
+  const double qs[] = {0, 0.1, 0.5, 0.93, 1};
+  c.problem.quantile = qs[rng.NextUint64() % 5];
+  const double rates[] = {0.005, 0.05, 0.3, 1, 20};
+  *rate = rates[rng.NextUint64() % 5];
+  return c;
+}
+
+// The split form's bands, walked up from floor(t) and down from below it
+// as the draw does: together they hold every rank once; each band's ranks
+// share floor(y), which is what the walk is told; its size is its ranks'
+// and its edge its first rank's; and before each step the bound on what
+// is left covers it, and every rank left is at least as far from the
+// target as the next one.
+TEST(OutputWalkTest, BandsPartitionTheRanksAndShareTheirExponent) {
+  SeededRandom rng(13);
+  for (int trial = 0; trial < 1500; ++trial) {
+    double rate = 0;
+    const Case c = RandomWeighted(rng, trial, &rate);
+    const QuantileProblem& p = c.problem;
+    const TestWeights weights{&p, BaseTwoRate(rate), &rng};
+    const uint64_t k = trial % 2 == 0 ? 2 : uint64_t{1} << 32;
+    const RunRange range = ProblemRuns(p);
+    const RankEdges edges(p, range, k);
+    const int shift = SubPointShift(k);
+    const uint64_t n = p.count();
+    std::vector<Uint128> sizes;
+    for (uint64_t r = 0; r <= n; ++r) {
+      sizes.push_back(OutputsOfRank(p, range, k, r).Size(k, shift));
+    }
+    size_t hint = range.first;
+    const RankEdge zero = edges.At(0, &hint);
+    std::vector<int> seen(n + 1, 0);
+    const uint64_t start = std::min(n, weights.target_rank());
+    for (const bool upward : {true, false}) {
+      if (!upward && start == 0) break;
+      BandWalker<TestWeights> walker(weights, edges, n, upward,
+                                     upward ? start : start - 1);
+      while (!walker.done()) {
+        const uint64_t next = walker.next_rank();
+        Uint128 left = 0;
+        for (uint64_t r = 0; r <= n; ++r) {
+          if (upward ? r >= next : r <= next) left += sizes[r];
+          // (Rank floor(t), listed first of all, may be farther than the
+          // rank above it; every later one is the nearest of what is left.)
+          if ((upward ? r > next : r < next) && !(upward && next == start)) {
+            ASSERT_GE(weights.Whole(r, r), weights.Whole(next, next));
+          }
+        }
+        ASSERT_GE(PowerOfTwo(static_cast<int>(walker.SizeBitsLeft())), left);
+        bool listed = false;
+        RankBand got;
+        walker.Next([&](const RankBand& band, int64_t size_bits, uint64_t low,
+                        uint64_t high) {
+          listed = true;
+          got = band;
+          ASSERT_EQ(low, band.first);
+          ASSERT_EQ(high, band.last);
+          ASSERT_EQ(size_bits, static_cast<int64_t>(CeilLog2(band.size)));
+        });
+        // The step took the ranks from `next` to where the walker is now.
+        const uint64_t first = upward          ? next
+                               : walker.done() ? 0
+                                               : walker.next_rank() + 1;
+        const uint64_t last =
+            upward ? walker.done() ? n : walker.next_rank() - 1 : next;
+        ASSERT_LE(first, last);
+        Uint128 size = 0;
+        for (uint64_t r = first; r <= last; ++r) {
+          ++seen[r];
+          size += sizes[r];
+          ASSERT_EQ(weights.Whole(r, r), weights.Whole(first, last)) << r;
+        }
+        if (!listed) {  // an empty band: its ranks hold no sub-point
+          ASSERT_TRUE(size == 0);
+          continue;
+        }
+        ASSERT_EQ(got.first, first);
+        ASSERT_EQ(got.last, last);
+        ASSERT_TRUE(got.size == size);
+        size_t h = got.run;
+        ASSERT_TRUE(edges.Span(zero, got.edge) ==
+                    edges.Span(zero, edges.At(first, &h)));
+      }
+    }
+    for (uint64_t r = 0; r <= n; ++r) ASSERT_EQ(seen[r], 1) << r;
+  }
+}
+
+// The atom-aware form's bands, walked up and down from the target's run
+// as the draw does: with that run's point they cover [first, last] once,
+// each with its mass, every point of a band shares the band's floor(y),
+// the bound on what is left covers it, and every point left is at least
+// as far from the target as the next rank.
+TEST(OutputWalkTest, PointBandsCoverTheRangeOnceAndShareTheirExponent) {
+  SeededRandom rng(14);
+  for (int trial = 0; trial < 1500; ++trial) {
+    double rate = 0;
+    const Case c = RandomWeighted(rng, trial, &rate);
+    const QuantileProblem& p = c.problem;
+    const TestWeights weights{&p, BaseTwoRate(rate), &rng};
+    const RunRange range = ProblemRuns(p);
+    const uint64_t start = std::min(p.count() - 1, weights.target_rank());
+    const size_t run = p.runs.RunOfRank(p.lo + start);
+    const int64_t point = p.runs.point(run);
+    std::vector<int> seen(
+        static_cast<size_t>(p.last_point - p.first_point + 1));
+    seen[static_cast<size_t>(point - p.first_point)] = 1;
+    auto whole_of = [&](int64_t v) {
+      return weights.Whole(p.Below(v), p.AtOrBelow(v));
+    };
+    for (const bool upward : {true, false}) {
+      SegmentBandWalker<TestWeights> walker(weights, p, range, upward,
+                                            upward ? run + 1 : run,
+                                            upward ? point + 1 : point - 1);
+      while (!walker.done()) {
+        const int64_t near =
+            weights.Whole(walker.next_rank(), walker.next_rank());
+        uint64_t left = 0;
+        for (int64_t v = p.first_point; v <= p.last_point; ++v) {
+          if (seen[static_cast<size_t>(v - p.first_point)] == 0 &&
+              (upward ? v > point : v < point)) {
+            left += p.measure.Weight(v);
+            ASSERT_GE(whole_of(v), near) << v;
+          }
+        }
+        ASSERT_GE(PowerOfTwo(static_cast<int>(walker.SizeBitsLeft())),
+                  static_cast<Uint128>(left));
+        walker.Next([&](const PointBand& band, int64_t size_bits, uint64_t low,
+                        uint64_t high) {
+          ASSERT_LE(band.first, band.last);
+          ASSERT_EQ(band.mass, p.measure.Mass(band.first, band.last));
+          ASSERT_EQ(size_bits, CeilLog2Of64(band.mass));
+          ASSERT_EQ(weights.Whole(low, high), near);
+          for (int64_t v = band.first; v <= band.last; ++v) {
+            ++seen[static_cast<size_t>(v - p.first_point)];
+            ASSERT_EQ(whole_of(v), near) << v;
+          }
+        });
+      }
+    }
+    for (const int s : seen) ASSERT_EQ(s, 1);
+  }
 }
 
 // Segments (the atom-aware form's items) cover [first, last] once, with

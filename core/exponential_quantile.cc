@@ -132,9 +132,10 @@ struct Pool {
 // bits below the pool's top, the rest is one group. A Walker gives done(),
 // next_rank() (the rank nearest the target of all it has left: every
 // output left is at least as far), SizeBitsLeft() (ceil(log2) of a bound on
-// the sizes left), and Next(list), which lists its next piece through
-// list(entry, ceil(log2 size), low, high) for an output standing for ranks
-// [low, high] (or lists nothing if the piece is empty) and moves on.
+// the sizes left), and Next(whole, list), which lists its next piece
+// through list(entry, ceil(log2 size), low, high) for outputs standing for
+// ranks [low, high] (or lists nothing if the piece is empty) and moves on.
+// Every output of a piece has the floor(y) of the next rank, `whole`.
 //
 // Proof that a group's cap bounds its proposal weights (2^a, a = ceil(log2
 // size) - floor(y)): with S the size bound and y0 the next rank's exponent,
@@ -208,12 +209,10 @@ void Walk(const DrawWeights& weights, int margin, Pool<Entry, Walker>* pool,
         return;
       }
     }
-    walker.Next([&](const Entry& entry, int64_t size_bits, uint64_t low,
-                    uint64_t high) {
-      const int64_t y =
-          low == rank && high == rank ? near : weights.Whole(low, high);
-      pool->Add(entry, size_bits - y);
-    });
+    // Every item a walker lists shares the floor(y) of its nearest rank,
+    // the next one (output_walk.h; its tests check it).
+    walker.Next(near, [&](const Entry& entry, int64_t size_bits, uint64_t,
+                          uint64_t) { pool->Add(entry, size_bits - near); });
   }
 }
 

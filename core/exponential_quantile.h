@@ -109,6 +109,13 @@ constexpr int kTargetFractionBits = 20;
 // private; a large one lets a cut fall between any two records of an atom
 // up to 2^32 records. Not privacy-relevant.
 constexpr uint64_t kSplitSubPoints = uint64_t{1} << 32;
+// The draws' table headroom (DyadicTable, exact_exponential.h): items more
+// than 2^24 below the largest are rounded up to one unit of 2^(top - 24)
+// and thinned. Any headroom is exact; a draw has at most a few hundred
+// items, so the rounding adds below 2^-16 of the total (a round rejected
+// that much more often), and the table's uniform fits one 32-bit read
+// instead of 64 bits and more. Not privacy-relevant.
+constexpr int kDrawHeadroom = 24;
 // The cap on a distance in units of 2^-20: 2^63, i.e. 2^43 ranks (see
 // above). Public; any cap is private.
 constexpr uint64_t kMaxScaledDistance = uint64_t{1} << 63;
@@ -335,7 +342,7 @@ class ExponentialQuantileSampler {
   double epsilon_;
   uint64_t sub_points_;
   int tail_margin_bits_ = 20;
-  int headroom_ = 64;
+  int headroom_ = kDrawHeadroom;
 };
 
 // log P(SamplePoint returns `point`), by summing every segment (the exact

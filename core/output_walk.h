@@ -418,11 +418,11 @@ class BandWalker {
     return CeilLog2(upward_ ? e_->Span(edge_, end_) : e_->Span(end_, edge_));
   }
 
-  // Lists the next band (if it holds any sub-point) and moves on.
+  // Lists the next band (if it holds any sub-point) and moves on; `whole`
+  // is floor(y) of next_rank(), which the caller has computed.
   template <typename List>
-  void Next(const List& list) {
+  void Next(int64_t whole, const List& list) {
     const uint64_t a = rank_;
-    const int64_t whole = w_->Whole(a, a);
     size_t run = run_;
     if (upward_) {
       uint64_t last = a;
@@ -523,12 +523,11 @@ class SegmentBandWalker {
     return CeilLog2Of64(upward_ ? end_ - edge_ : edge_ - end_);
   }
 
-  // Lists the next band and moves on.
+  // Lists the next band and moves on; `whole` is floor(y) of next_rank().
   template <typename List>
-  void Next(const List& list) {
+  void Next(int64_t whole, const List& list) {
     const uint64_t n = p_->count();
     const uint64_t a = rank_;
-    const int64_t whole = w_->Whole(a, a);
     if (upward_) {
       uint64_t e = a;
       if (a < n) {

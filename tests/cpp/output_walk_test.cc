@@ -194,14 +194,16 @@ TEST(OutputWalkTest, BandsPartitionTheRanksAndShareTheirExponent) {
         ASSERT_GE(PowerOfTwo(static_cast<int>(walker.SizeBitsLeft())), left);
         bool listed = false;
         RankBand got;
-        walker.Next([&](const RankBand& band, int64_t size_bits, uint64_t low,
+        walker.Next(weights.Whole(next, next),
+                    [&](const RankBand& band, int64_t size_bits, uint64_t low,
                         uint64_t high) {
-          listed = true;
-          got = band;
-          ASSERT_EQ(low, band.first);
-          ASSERT_EQ(high, band.last);
-          ASSERT_EQ(size_bits, static_cast<int64_t>(CeilLog2(band.size)));
-        });
+                      listed = true;
+                      got = band;
+                      ASSERT_EQ(low, band.first);
+                      ASSERT_EQ(high, band.last);
+                      ASSERT_EQ(size_bits,
+                                static_cast<int64_t>(CeilLog2(band.size)));
+                    });
         // The step took the ranks from `next` to where the walker is now.
         const uint64_t first = upward          ? next
                                : walker.done() ? 0
@@ -270,8 +272,8 @@ TEST(OutputWalkTest, PointBandsCoverTheRangeOnceAndShareTheirExponent) {
         }
         ASSERT_GE(PowerOfTwo(static_cast<int>(walker.SizeBitsLeft())),
                   static_cast<Uint128>(left));
-        walker.Next([&](const PointBand& band, int64_t size_bits, uint64_t low,
-                        uint64_t high) {
+        walker.Next(near, [&](const PointBand& band, int64_t size_bits,
+                              uint64_t low, uint64_t high) {
           ASSERT_LE(band.first, band.last);
           ASSERT_EQ(band.mass, p.measure.Mass(band.first, band.last));
           ASSERT_EQ(size_bits, CeilLog2Of64(band.mass));

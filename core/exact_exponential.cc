@@ -152,10 +152,92 @@ struct Bracket {
   }
 };
 
+// floor(x / d) of a 128-bit fraction [x1 x0] and whether it dropped a
+// remainder, d < 2^32: 64-bit steps of 32 bits (no 128-bit division, a
+// call in WebAssembly).
+uint64_t DivideTwoLimbs(uint64_t x1, uint64_t x0, uint64_t d, uint64_t* q0,
+                        bool* inexact) {
+  uint64_t r = 0;
+  uint64_t q[2];
+  const uint64_t x[2] = {x0, x1};
+  for (int i = 1; i >= 0; --i) {
+    const uint64_t high = (r << 32) | (x[i] >> 32);
+    const uint64_t low = ((high % d) << 32) | (x[i] & 0xFFFFFFFFu);
+    q[i] = ((high / d) << 32) | (low / d);
+    r = low % d;
+  }
+  *q0 = q[0];
+  *inexact = r != 0;
+  return q[1];
+}
+
+// The first pass of BelowGammaOver on a two-limb bracket (the usual one),
+// 32 digits of U at a time, reading exactly the digits the digit-by-digit
+// pass reads (up to the deciding one): 1 (U < a), 0 (U >= b), or -1 (U's
+// first 128 digits lie in [a, b), pushed to `drawn` for the longer
+// bracket). The bracket's integer limb is 0 and k < 2^32.
+int FirstPassTwoLimbs(BitReader& bits, const Bracket& gamma, uint64_t k,
+                      std::vector<uint8_t>* drawn) {
+  uint64_t a[2];
+  uint64_t b[2];
+  bool inexact = false;
+  a[1] = DivideTwoLimbs(gamma.low[1], gamma.low[0], k, &a[0], &inexact);
+  b[1] = DivideTwoLimbs(gamma.high[1], gamma.high[0], k, &b[0], &inexact);
+  // ceil(high / k): one more when a remainder was dropped; 2^128 (b >= 1,
+  // impossible as gamma < ln 2 + 2^-100) would leave U below b.
+  bool b_at_least_one = false;
+  if (inexact && ++b[0] == 0 && ++b[1] == 0) b_at_least_one = true;
+  int versus_a = 0;  // as in BelowGammaOver
+  int versus_b = 0;
+  uint32_t read[4];
+  for (int c = 0; c < 4; ++c) {
+    const int shift = c % 2 == 0 ? 32 : 0;
+    const auto digits_a = static_cast<uint32_t>(a[1 - c / 2] >> shift);
+    const auto digits_b = static_cast<uint32_t>(b[1 - c / 2] >> shift);
+    const auto u = static_cast<uint32_t>(bits.Peek(32));
+    if (!bits.healthy()) return 0;
+    // The first digit where U leaves a (or b), and U's digit there.
+    int decide = 32;
+    bool below = false;
+    if (versus_a == 0 && u != digits_a) {
+      const int at = __builtin_clz(u ^ digits_a);
+      if (((u >> (31 - at)) & 1) == 0) {
+        decide = at;
+        below = true;
+      }
+    }
+    if (versus_b == 0 && !b_at_least_one && u != digits_b) {
+      const int at = __builtin_clz(u ^ digits_b);
+      if (((u >> (31 - at)) & 1) != 0 && at < decide) {
+        decide = at;
+        below = false;
+      }
+    }
+    if (decide < 32) {
+      bits.Consume(decide + 1);
+      return below ? 1 : 0;
+    }
+    if (versus_a == 0 && u != digits_a) versus_a = 1;
+    if (versus_b == 0 && !b_at_least_one && u != digits_b) versus_b = -1;
+    bits.Consume(32);
+    read[c] = u;
+  }
+  if (versus_b == 0 && !b_at_least_one) return 0;  // U >= b
+  for (const uint32_t u : read) {
+    for (int i = 31; i >= 0; --i) {
+      drawn->push_back(static_cast<uint8_t>((u >> i) & 1));
+    }
+  }
+  return -1;
+}
+
 // U < gamma / k for a fresh uniform U read lazily: U's digits are compared
 // with those of floor(low / k) and ceil(high / k); when U falls between
-// them the bracket is recomputed with twice the digits.
-bool BelowGammaOver(BitReader& bits, Bracket* gamma, uint64_t k) {
+// them the bracket is recomputed with twice the digits. `word_pass` takes
+// the usual two-limb first pass 32 digits at a time (the same digits, the
+// same answer; a test compares the two).
+bool BelowGammaOver(BitReader& bits, Bracket* gamma, uint64_t k,
+                    bool word_pass) {
   // Scratch kept between calls (this runs for every acceptance trial):
   // assignments reuse its capacity instead of allocating.
   static thread_local std::vector<uint8_t> drawn;
@@ -163,6 +245,11 @@ bool BelowGammaOver(BitReader& bits, Bracket* gamma, uint64_t k) {
   static thread_local Fixed b;
   static thread_local Fixed back;
   drawn.clear();
+  if (word_pass && gamma->limbs == 2 && gamma->high[2] == 0 && k >> 32 == 0) {
+    const int first = FirstPassTwoLimbs(bits, *gamma, k, &drawn);
+    if (first >= 0) return first == 1;
+    gamma->Compute(4);
+  }
   while (bits.healthy()) {
     a = gamma->low;
     DivideSmall(&a, k);
@@ -282,6 +369,11 @@ bool BernoulliSizeShare(BitReader& bits, Uint128 size) {
 }
 
 bool BernoulliTwoToMinusFraction(BitReader& bits, Uint128 fraction) {
+  return BernoulliTwoToMinusFractionForTest(bits, fraction, true);
+}
+
+bool BernoulliTwoToMinusFractionForTest(BitReader& bits, Uint128 fraction,
+                                        bool word_pass) {
   if (fraction == 0) return true;
   // 2^-f = exp(-gamma), gamma = f ln 2 in (0, ln 2): the smallest k with
   // Bernoulli(gamma / k) = 0 is odd with probability exp(-gamma) (CKS 2020,
@@ -291,7 +383,7 @@ bool BernoulliTwoToMinusFraction(BitReader& bits, Uint128 fraction) {
   gamma.fraction = fraction;
   gamma.Compute(2);
   uint64_t k = 1;
-  while (bits.healthy() && BelowGammaOver(bits, &gamma, k)) ++k;
+  while (bits.healthy() && BelowGammaOver(bits, &gamma, k, word_pass)) ++k;
   return k % 2 == 1;
 }
 

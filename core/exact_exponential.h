@@ -112,6 +112,10 @@ struct ExactWeight {
 // True with probability 2^-(fraction 2^-84), fraction < 2^84: the acceptance
 // trial of step 2 above. Exposed for the tests, which enumerate its bits.
 bool BernoulliTwoToMinusFraction(BitReader& bits, Uint128 fraction);
+// The same with the two-limb first pass taken 32 digits at a time (as
+// above) or digit by digit: the same digits read, the same answer.
+bool BernoulliTwoToMinusFractionForTest(BitReader& bits, Uint128 fraction,
+                                        bool word_pass);
 // True with probability size / 2^ceil(log2 size).
 bool BernoulliSizeShare(BitReader& bits, Uint128 size);
 // ln 2 2^(64 limbs) lies in [L, L + 2) for the returned L (limbs

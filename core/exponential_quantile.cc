@@ -59,6 +59,12 @@ class TargetDistance {
     if (narrow_target_ > hi) return narrow_target_ - hi;
     return 0;
   }
+  // The target in ranks, rounded to a double (for guesses only).
+  double target_ranks() const {
+    return (narrow_ ? static_cast<double>(narrow_target_)
+                    : static_cast<double>(target_)) /
+           static_cast<double>(uint64_t{1} << kTargetFractionBits);
+  }
   // The rank of the target, floor(q n).
   uint64_t rank() const {
     return static_cast<uint64_t>(target_ >> kTargetFractionBits);
@@ -148,6 +154,16 @@ struct Pool {
 // 2^(ceil(log2 S) + 2 - floor(y0)), within the cap.
 constexpr int kGroupCapBits = 4;
 
+// 1 / (the rate M 2^-64 in bits per rank), rounded (for guesses only);
+// converting a 64-bit M avoids the 128-bit one, a call in WebAssembly.
+double RanksPerBit(Uint128 multiplier) {
+  if (multiplier == 0) return std::numeric_limits<double>::infinity();
+  const double m = (multiplier >> 64) == 0
+                       ? static_cast<double>(static_cast<uint64_t>(multiplier))
+                       : static_cast<double>(multiplier);
+  return 0x1p64 / m;
+}
+
 // The base-two exponent of the outputs standing for ranks [low, high]:
 // what the listing and the rounds of a draw read.
 class DrawWeights {
@@ -156,12 +172,8 @@ class DrawWeights {
       : p_(problem),
         rate_(epsilon / (2 * QuantileSensitivity(problem.quantile))),
         distance_(problem),
-        target_(std::ldexp(static_cast<double>(problem.ScaledTarget()),
-                           -kTargetFractionBits)),
-        ranks_per_bit_(rate_.multiplier() == 0
-                           ? std::numeric_limits<double>::infinity()
-                           : 0x1p64 / static_cast<double>(rate_.multiplier())) {
-  }
+        target_(distance_.target_ranks()),
+        ranks_per_bit_(RanksPerBit(rate_.multiplier())) {}
 
   const QuantileProblem& problem() const { return p_; }
   uint64_t target_rank() const { return distance_.rank(); }

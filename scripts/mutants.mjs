@@ -54,6 +54,15 @@ const mutants = [
     tests: 'OutputWalkTest.*:ExactExponentialTest.*Round*',
   },
   {
+    // The acceptance trial's word-at-a-time first pass must stop at the
+    // deciding digit, as the digit-by-digit pass does.
+    name: 'word pass digits',
+    file: 'core/exact_exponential.cc',
+    from: '      bits.Consume(decide + 1);',
+    to: '      bits.Consume(decide);',
+    tests: 'ExactExponentialTest.*',
+  },
+  {
     name: 'AQ per-path share',
     file: 'core/aq.cc',
     from: 'return DivideDown(budget, ApproximateQuantilesLevels(end - begin));',

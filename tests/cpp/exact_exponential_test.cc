@@ -128,6 +128,46 @@ TEST(ExactExponentialTest, TwoToMinusFractionIsExactOnEveryBitString) {
   }
 }
 
+// The acceptance trial's first pass 32 digits at a time reads the same
+// digits and gives the same answer as digit by digit: on random digits,
+// and on digits that follow the bracket's ends for 60 to 128 digits (so
+// the pass runs to its end and hands over to the longer bracket).
+TEST(ExactExponentialTest, WordPassReadsWhatTheDigitPassReads) {
+  SeededRandom rng(23);
+  int handed_over = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    const Uint128 fraction =
+        ((static_cast<Uint128>(rng.NextUint64()) << 64 | rng.NextUint64()) >>
+         (44 + rng.NextUint64() % 80)) |
+        1;
+    std::vector<int> digits;
+    const int follow = static_cast<int>(rng.NextUint64() % 4);
+    if (follow > 0) {  // follow low (1, 2) or high (3) of the bracket
+      const auto bracket = LnTwoBracketForTest(fraction, true);
+      const std::vector<uint64_t>& end =
+          follow == 3 ? bracket.second : bracket.first;
+      const int length = follow == 1 ? 128 : 60 + trial % 69;
+      for (int i = 0; i < length; ++i) {
+        digits.push_back(
+            static_cast<int>((end[1 - i / 64] >> (63 - i % 64)) & 1));
+      }
+    }
+    while (digits.size() < 1024) {
+      digits.push_back(static_cast<int>(rng.NextUint64() & 1));
+    }
+    testing::ScriptedSource word_source(digits);
+    testing::ScriptedSource digit_source(digits);
+    BitReader word(word_source);
+    BitReader digit(digit_source);
+    const bool a = BernoulliTwoToMinusFractionForTest(word, fraction, true);
+    const bool b = BernoulliTwoToMinusFractionForTest(digit, fraction, false);
+    ASSERT_EQ(a, b) << trial;
+    ASSERT_EQ(word.consumed(), digit.consumed()) << trial;
+    if (digit.consumed() >= 128) ++handed_over;
+  }
+  EXPECT_GT(handed_over, 1000);
+}
+
 TEST(ExactExponentialTest, SizeShareAndZeroRunsAreExact) {
   for (uint64_t size : {1, 2, 3, 5, 6, 7, 1000, 4097}) {
     const Enumeration e = Enumerate(

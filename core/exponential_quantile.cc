@@ -184,10 +184,10 @@ class DrawWeights {
   int64_t Whole(uint64_t low, uint64_t high) const {
     return static_cast<int64_t>(rate_.WholeFor(distance_(low, high)));
   }
-  // A guess (floating point; BandWalker checks it exactly) at the last rank
-  // from `rank` away from the target whose floor(y) is `whole`: y =
-  // |r - t| / ranks_per_bit stays below whole + 1 there.
-  uint64_t Guess(uint64_t /*rank*/, int64_t whole, bool upward) const {
+  // A guess (floating point; the walkers check it exactly) at the last rank
+  // on one side of the target (above it if `upward`) whose floor(y) is
+  // `whole`: y = |r - t| / ranks_per_bit stays below whole + 1 there.
+  uint64_t Guess(int64_t whole, bool upward) const {
     const double reach = static_cast<double>(whole + 1) * ranks_per_bit_;
     const double guess = upward ? std::ceil(target_ + reach) - 1
                                 : std::floor(target_ - reach) + 1;
@@ -391,7 +391,7 @@ class SplitDraw {
       return false;
     }
     const QuantileProblem& p = weights_.problem();
-    const RankOutputs o = OutputsOfRank(p, range_, edges_.k(), rank);
+    const RankOutputs o = OutputsOfRank(p, range_, edges_.k(), rank, run);
     out->point =
         o.Locate(offset - before, p.measure, edges_.k(), edges_.k_shift());
     out->split = rank;
@@ -605,24 +605,35 @@ double PointLogProbability(const QuantileProblem& problem, double epsilon,
     return kNegativeInfinity;
   }
   const BaseTwoRate rate(epsilon / (2 * QuantileSensitivity(problem.quantile)));
-  // log of exp(utility rate) alone (the base measure apart).
-  auto log_weight = [&](int64_t v) {
-    return -kLn2 * rate.ExponentFor(problem.ScaledDistance(
-                                        problem.Below(v), problem.AtOrBelow(v)))
-                       .Value();
+  // log of exp(utility rate) for outputs standing for ranks [low, high]
+  // (the base measure apart).
+  auto log_weight = [&](uint64_t low, uint64_t high) {
+    return -kLn2 * rate.ExponentFor(problem.ScaledDistance(low, high)).Value();
   };
-  // Every segment, bottom to top.
-  const RunRange range = ProblemRuns(problem);
-  SegmentWalker walker(problem, range, true, range.first, problem.first_point);
+  // Every segment, bottom to top: the empty points below each run (its
+  // records' rank), then the run's point.
   double normaliser = kNegativeInfinity;
-  while (!walker.done()) {
-    const Segment s = walker.Next();
-    if (s.first > s.last) continue;
-    const auto mass = static_cast<double>(s.mass);
-    normaliser = LogAdd(normaliser, std::log(mass) + log_weight(s.first));
+  auto add = [&](int64_t first, int64_t last, uint64_t low, uint64_t high) {
+    if (first > last) return;
+    const auto mass = static_cast<double>(problem.measure.Mass(first, last));
+    normaliser = LogAdd(normaliser, std::log(mass) + log_weight(low, high));
+  };
+  const RunRange range = ProblemRuns(problem);
+  int64_t next = problem.first_point;
+  uint64_t below = 0;
+  for (size_t i = range.first; i < range.end; ++i) {
+    const int64_t at = problem.runs.point(i);
+    const uint64_t above =
+        problem.Local(static_cast<uint64_t>(problem.runs.ends[i]));
+    add(next, at - 1, below, below);
+    add(at, at, below, above);
+    below = above;
+    next = at + 1;
   }
+  add(next, problem.last_point, below, below);
   return std::log(static_cast<double>(problem.measure.Weight(point))) +
-         log_weight(point) - normaliser;
+         log_weight(problem.Below(point), problem.AtOrBelow(point)) -
+         normaliser;
 }
 
 std::map<std::pair<int64_t, uint64_t>, double> SplitProbabilities(

@@ -3,9 +3,7 @@
 // as items. Internal to the core; a header of its own so the tests can check
 // the walks alone.
 //
-// SegmentWalker: the atom-aware form's segments one by one (a run of empty
-// grid points between two occupied points, or one occupied point), for the
-// exact likelihood. SegmentBandWalker: the same outputs in bands, the
+// SegmentBandWalker: the atom-aware form's grid points in bands, the
 // points whose utility shares floor(y), each one item of the draw.
 // BandWalker: the split form's ranks (every output with r records before
 // it, RankOutputs) in bands of ranks sharing floor(y), sized by their edges
@@ -23,17 +21,6 @@
 
 namespace dpq {
 
-// A piece of the output range with one formula for its mass: empty grid
-// points [first, last] (records == 0) standing for rank `below`, or one
-// occupied point `first` holding `records` records above `below` others.
-struct Segment {
-  int64_t first = 0;
-  int64_t last = 0;
-  uint64_t below = 0;
-  uint64_t records = 0;
-  uint64_t mass = 0;  // the base measure's mass of [first, last]
-};
-
 // The runs holding a problem's ranks [lo, hi): [first, end).
 struct RunRange {
   size_t first = 0;
@@ -45,116 +32,40 @@ inline RunRange ProblemRuns(const QuantileProblem& p) {
   return {p.runs.RunOfRank(p.lo), p.runs.RunOfRank(p.hi - 1) + 1};
 }
 
-// Walks the segments of a problem outward from one run of its records.
-// Upward segments start at `next_point` with runs [run, range.end) still
-// ahead; downward ones end at `next_point` with runs [range.first, run)
-// still ahead. Ranks are kept as it goes: one read of a run's end and
-// point per run.
-class SegmentWalker {
- public:
-  SegmentWalker(const QuantileProblem& problem, RunRange range, bool upward,
-                size_t run, int64_t next_point)
-      : p_(problem),
-        range_(range),
-        upward_(upward),
-        run_(run),
-        next_point_(next_point),
-        below_(p_.Local(p_.runs.before(run))),
-        edge_(problem.measure.Prefix(upward ? next_point : next_point + 1)),
-        end_(problem.measure.Prefix(upward ? problem.last_point + 1
-                                           : problem.first_point)) {}
-
-  bool done() const {
-    return upward_ ? next_point_ > p_.last_point : next_point_ < p_.first_point;
-  }
-  // The base measure's mass of the points not yet walked (from the prefix
-  // at the walker's edge, kept as segments are taken).
-  uint64_t mass_left() const { return upward_ ? end_ - edge_ : edge_ - end_; }
-  // The rank every remaining output is at least this far from: the rank of
-  // the next gap, nearest to the target of all that remain.
-  uint64_t next_rank() const { return below_; }
-
-  // The next segment (possibly an empty gap of size 0, which has no mass).
-  Segment Next() {
-    Segment s = Take();
-    if (s.records > 0) {  // one point: its weight, which is cheaper
-      s.mass = p_.measure.Weight(s.first);
-      edge_ = upward_ ? edge_ + s.mass : edge_ - s.mass;
-    } else if (s.first <= s.last) {  // contiguous: one prefix each
-      const uint64_t far = p_.measure.Prefix(upward_ ? s.last + 1 : s.first);
-      s.mass = upward_ ? far - edge_ : edge_ - far;
-      edge_ = far;
-    }
-    return s;
-  }
-
- private:
-  Segment Take() {
-    Segment s;
-    if (upward_) {
-      // The gap up to the next run's point, then that point.
-      const int64_t gap_end =
-          run_ < range_.end ? p_.runs.point(run_) - 1 : p_.last_point;
-      if (gap_ && next_point_ <= gap_end) {
-        s.first = next_point_;
-        s.last = gap_end;
-        s.below = below_;
-        next_point_ = gap_end + 1;
-        gap_ = false;
-        return s;
+// The run of `range` holding the problem's record `record` (0-based, below
+// n), searched outward from `hint` by doubling steps, then by halving: O(1)
+// reads near the hint, O(log) at worst.
+inline size_t RunOfRecord(const QuantileProblem& p, RunRange range,
+                          uint64_t record, size_t hint) {
+  const double rank = static_cast<double>(p.lo + record);
+  const double* ends = p.runs.ends;
+  // The first run whose cumulative count exceeds the rank: in
+  // [range.first, range.end), and at the last run at the latest.
+  hint = std::min(std::max(hint, range.first), range.end - 1);
+  size_t low = range.first;
+  size_t high = range.end - 1;
+  if (ends[hint] > rank) {  // at or below the hint
+    high = hint;
+    for (size_t step = 1; high - low >= step; step *= 2) {
+      if (!(ends[high - step] > rank)) {
+        low = high - step + 1;
+        break;
       }
-      gap_ = true;
-      if (run_ >= range_.end) {  // nothing left: an empty final gap
-        next_point_ = p_.last_point + 1;
-        s.first = 1;
-        s.last = 0;
-        return s;
+      high -= step;
+    }
+  } else {  // above it
+    low = hint + 1;
+    for (size_t step = 1; high - low >= step; step *= 2) {
+      if (ends[low + step - 1] > rank) {
+        high = low + step - 1;
+        break;
       }
-      s.first = s.last = gap_end + 1;
-      s.below = below_;
-      below_ = p_.Local(static_cast<uint64_t>(p_.runs.ends[run_]));
-      s.records = below_ - s.below;
-      ++run_;
-      next_point_ = s.first + 1;
-      return s;
+      low += step;
     }
-    const int64_t gap_start =
-        run_ > range_.first ? p_.runs.point(run_ - 1) + 1 : p_.first_point;
-    if (gap_ && gap_start <= next_point_) {
-      s.first = gap_start;
-      s.last = next_point_;
-      s.below = below_;
-      next_point_ = gap_start - 1;
-      gap_ = false;
-      return s;
-    }
-    gap_ = true;
-    if (run_ <= range_.first) {
-      next_point_ = p_.first_point - 1;
-      s.first = 1;
-      s.last = 0;
-      return s;
-    }
-    --run_;
-    s.first = s.last = gap_start - 1;
-    const uint64_t above = below_;
-    below_ = p_.Local(p_.runs.before(run_));
-    s.below = below_;
-    s.records = above - below_;
-    next_point_ = s.first - 1;
-    return s;
   }
-
-  const QuantileProblem& p_;
-  RunRange range_;
-  bool upward_;
-  size_t run_;
-  int64_t next_point_;
-  uint64_t below_;   // the problem's records below the next gap
-  uint64_t edge_;    // Prefix at the walked side's edge
-  uint64_t end_;     // Prefix at the far end of the direction
-  bool gap_ = true;  // the next segment is the gap (then the point after it)
-};
+  return static_cast<size_t>(std::upper_bound(ends + low, ends + high, rank) -
+                             ends);
+}
 
 // Sub-gap h of a point holding c >= 1 records among K sub-points: the
 // sub-points (SubGapBound(h), SubGapBound(h + 1)], h of the records before
@@ -202,16 +113,16 @@ struct RankOutputs {
 // atom when records r - 1 and r share a point, else the top sub-gap of
 // record r - 1's point, the empty points after it and the lowest sub-gap
 // of record r's point (no sub-gap below rank 0 or above rank n). Two run
-// reads: what an accepted rank needs.
+// reads: what an accepted rank needs; `hint` is a run near record r's.
 inline RankOutputs OutputsOfRank(const QuantileProblem& p, RunRange range,
-                                 uint64_t k, uint64_t r) {
+                                 uint64_t k, uint64_t r, size_t hint) {
   RankOutputs o;
   const uint64_t n = p.count();
   size_t j = range.end;  // record r's run (none at r = n)
   uint64_t prefix_high = p.measure.Prefix(p.last_point + 1);
   o.gap_last = p.last_point;
   if (r < n) {
-    j = p.runs.RunOfRank(p.lo + r);
+    j = RunOfRecord(p, range, r, hint);
     const uint64_t below = p.Local(p.runs.before(j));
     const uint64_t c = p.Local(static_cast<uint64_t>(p.runs.ends[j])) - below;
     o.high_point = p.runs.point(j);
@@ -239,41 +150,6 @@ inline RankOutputs OutputsOfRank(const QuantileProblem& p, RunRange range,
   }
   o.gap_mass = prefix_high - prefix_low;
   return o;
-}
-
-// The run of `range` holding the problem's record `record` (0-based, below
-// n), searched outward from `hint` by doubling steps, then by halving: O(1)
-// reads near the hint, O(log) at worst.
-inline size_t RunOfRecord(const QuantileProblem& p, RunRange range,
-                          uint64_t record, size_t hint) {
-  const double rank = static_cast<double>(p.lo + record);
-  const double* ends = p.runs.ends;
-  // The first run whose cumulative count exceeds the rank: in
-  // [range.first, range.end), and at the last run at the latest.
-  hint = std::min(std::max(hint, range.first), range.end - 1);
-  size_t low = range.first;
-  size_t high = range.end - 1;
-  if (ends[hint] > rank) {  // at or below the hint
-    high = hint;
-    for (size_t step = 1; high - low >= step; step *= 2) {
-      if (!(ends[high - step] > rank)) {
-        low = high - step + 1;
-        break;
-      }
-      high -= step;
-    }
-  } else {  // above it
-    low = hint + 1;
-    for (size_t step = 1; high - low >= step; step *= 2) {
-      if (ends[low + step - 1] > rank) {
-        high = low + step - 1;
-        break;
-      }
-      low += step;
-    }
-  }
-  return static_cast<size_t>(std::upper_bound(ends + low, ends + high, rank) -
-                             ends);
 }
 
 // Where a rank's outputs start in (point, sub-point) order, as base mass
@@ -394,7 +270,7 @@ uint64_t LastSame(uint64_t limit, uint64_t guess, const Same& same) {
 // an output's acceptance is 2^-frac(y) as for a single rank, while a draw
 // lists about one item per bit of weight instead of one per rank. Weights
 // gives Whole(low, high) (floor(y) of the nearest of ranks [low, high]),
-// target_rank() (floor of the target t) and Guess(rank, whole, upward):
+// target_rank() (floor of the target t) and Guess(whole, upward):
 // any rank, best the last on that side with that floor(y) (a floating-point
 // guess; LastSame corrects it exactly). Past the target, y only grows
 // with the distance on each side; rank floor(t) is a band alone (the next
@@ -427,7 +303,7 @@ class BandWalker {
     if (upward_) {
       uint64_t last = a;
       if (a > w_->target_rank() && a < n_) {
-        const uint64_t guess = w_->Guess(a, whole, true);
+        const uint64_t guess = w_->Guess(whole, true);
         last = a + LastSame(n_ - a, guess > a ? guess - a : 0, [&](uint64_t i) {
                  return w_->Whole(a + i, a + i) == whole;
                });
@@ -448,7 +324,7 @@ class BandWalker {
     }
     uint64_t first = a;
     if (a > 0) {
-      const uint64_t guess = w_->Guess(a, whole, false);
+      const uint64_t guess = w_->Guess(whole, false);
       first = a - LastSame(a, guess < a ? a - guess : 0, [&](uint64_t i) {
                 return w_->Whole(a - i, a - i) == whole;
               });
@@ -500,7 +376,7 @@ class SegmentBandWalker {
  public:
   // Upward: the points from `next_point`, the runs [run, range.end) ahead;
   // downward: the points up to `next_point`, the runs [range.first, run)
-  // ahead (as SegmentWalker).
+  // ahead.
   SegmentBandWalker(const Weights& weights, const QuantileProblem& problem,
                     RunRange range, bool upward, size_t run, int64_t next_point)
       : w_(&weights),
@@ -531,7 +407,7 @@ class SegmentBandWalker {
     if (upward_) {
       uint64_t e = a;
       if (a < n) {
-        const uint64_t guess = w_->Guess(a, whole, true);
+        const uint64_t guess = w_->Guess(whole, true);
         e = a + LastSame(n - a, guess > a ? guess - a : 0, [&](uint64_t i) {
               return w_->Whole(a + i, a + i) == whole;
             });
@@ -552,7 +428,7 @@ class SegmentBandWalker {
     }
     uint64_t e = a;
     if (a > 0) {
-      const uint64_t guess = w_->Guess(a, whole, false);
+      const uint64_t guess = w_->Guess(whole, false);
       e = a - LastSame(a, guess < a ? a - guess : 0, [&](uint64_t i) {
             return w_->Whole(a - i, a - i) == whole;
           });

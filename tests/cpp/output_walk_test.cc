@@ -99,7 +99,9 @@ TEST(OutputWalkTest, RankEdgesSizeAndLocateEveryRanksOutputs) {
         hint = range.first + rng.NextUint64() % (range.end - range.first);
         const RankEdge low = edges.At(r, &hint);
         const RankEdge high = edges.At(r + 1, &hint);
-        const RankOutputs o = OutputsOfRank(p, range, k, r);
+        const RankOutputs o = OutputsOfRank(
+            p, range, k, r,
+            range.first + rng.NextUint64() % (range.end - range.first));
         const Uint128 size = o.Size(k, shift);
         ASSERT_TRUE(edges.Span(low, high) == size) << r;
         ASSERT_TRUE(edges.Span(start, low) == total) << r;
@@ -134,9 +136,8 @@ struct TestWeights {
   uint64_t target_rank() const {
     return static_cast<uint64_t>(p->ScaledTarget() >> kTargetFractionBits);
   }
-  uint64_t Guess(uint64_t rank, int64_t /*whole*/, bool /*upward*/) const {
-    return rng->NextUint64() % 3 == 0 ? rank
-                                      : rng->NextUint64() % (p->count() + 3);
+  uint64_t Guess(int64_t /*whole*/, bool /*upward*/) const {
+    return rng->NextUint64() % (p->count() + 3);
   }
 };
 
@@ -170,7 +171,8 @@ TEST(OutputWalkTest, BandsPartitionTheRanksAndShareTheirExponent) {
     const uint64_t n = p.count();
     std::vector<Uint128> sizes;
     for (uint64_t r = 0; r <= n; ++r) {
-      sizes.push_back(OutputsOfRank(p, range, k, r).Size(k, shift));
+      sizes.push_back(
+          OutputsOfRank(p, range, k, r, range.first + r % 3).Size(k, shift));
     }
     size_t hint = range.first;
     const RankEdge zero = edges.At(0, &hint);
@@ -286,39 +288,6 @@ TEST(OutputWalkTest, PointBandsCoverTheRangeOnceAndShareTheirExponent) {
       }
     }
     for (const int s : seen) ASSERT_EQ(s, 1);
-  }
-}
-
-// Segments (the atom-aware form's items) cover [first, last] once, with
-// their masses, from any starting run outward in both directions.
-TEST(OutputWalkTest, SegmentsCoverTheRangeOnce) {
-  SeededRandom rng(12);
-  for (int trial = 0; trial < 300; ++trial) {
-    const Case c = RandomCase(rng, trial % 3);
-    const QuantileProblem& p = c.problem;
-    const RunRange range = ProblemRuns(p);
-    const size_t run =
-        range.first +
-        rng.NextUint64() % std::max<size_t>(range.end - range.first, 1);
-    const int64_t point = p.runs.point(run);
-    uint64_t mass = p.measure.Weight(point);
-    int64_t points = 1;
-    for (const bool upward : {true, false}) {
-      SegmentWalker walker(p, range, upward, upward ? run + 1 : run,
-                           upward ? point + 1 : point - 1);
-      EXPECT_EQ(walker.mass_left(),
-                upward ? p.measure.Mass(point + 1, p.last_point)
-                       : p.measure.Mass(p.first_point, point - 1));
-      while (!walker.done()) {
-        const Segment s = walker.Next();
-        if (s.first > s.last) continue;
-        EXPECT_EQ(s.mass, p.measure.Mass(s.first, s.last));
-        mass += s.mass;
-        points += s.last - s.first + 1;
-      }
-    }
-    EXPECT_EQ(points, p.last_point - p.first_point + 1);
-    EXPECT_EQ(mass, p.measure.Mass(p.first_point, p.last_point));
   }
 }
 

@@ -204,12 +204,32 @@ class DrawWeights {
   double ranks_per_bit_;  // 1 / (the base-two rate per rank), rounded
 };
 
+// How the walk's settings reach it: the group margin, the bits of floor(y)
+// listed one band each before bands widen, and the table's headroom.
+struct WalkSettings {
+  int margin = 0;
+  int exact_bits = 0;
+  int headroom = 0;
+};
+
+// The width (in bits of floor(y)) of a band whose nearest rank lies `d`
+// bits past the walk's first: 1 for the first `exact_bits` bits, then
+// d - exact_bits + 2 (2, 4, 8, ... bits: a band at d holds about its
+// distance's worth of bits, so its proposal, 2^-floor(y) for each of its
+// outputs, exceeds their weight by a share of the total that halves with
+// each band, while the walk lists O(log) bands where it listed one per bit).
+int64_t BandWidth(int64_t d, int exact_bits) {
+  return d < exact_bits ? 1 : d - exact_bits + 2;
+}
+
 template <typename Entry, typename Walker>
-void Walk(const DrawWeights& weights, int margin, Pool<Entry, Walker>* pool,
-          Walker walker) {
+void Walk(const DrawWeights& weights, const WalkSettings& settings,
+          Pool<Entry, Walker>* pool, Walker walker) {
   // What is left only shrinks: its first bound, compared first, spares
   // computing the bound near the target.
   const int64_t most_bits = walker.SizeBitsLeft() + kGroupCapBits;
+  const int margin = settings.margin;
+  int64_t first = Pool<Entry, Walker>::kNoTop;
   while (!walker.done()) {
     const uint64_t rank = walker.next_rank();
     const int64_t near = weights.Whole(rank, rank);
@@ -221,10 +241,13 @@ void Walk(const DrawWeights& weights, int margin, Pool<Entry, Walker>* pool,
         return;
       }
     }
-    // Every item a walker lists shares the floor(y) of its nearest rank,
-    // the next one (output_walk.h; its tests check it).
-    walker.Next(near, [&](const Entry& entry, int64_t size_bits, uint64_t,
-                          uint64_t) { pool->Add(entry, size_bits - near); });
+    if (first == Pool<Entry, Walker>::kNoTop) first = near;
+    // Every item a walker lists has its nearest rank, the next one, the
+    // least floor(y) of its outputs (output_walk.h; its tests check it).
+    walker.Next(near, BandWidth(near - first, settings.exact_bits),
+                [&](const Entry& entry, int64_t size_bits, uint64_t, uint64_t) {
+                  pool->Add(entry, size_bits - near);
+                });
   }
 }
 
@@ -232,11 +255,20 @@ void Walk(const DrawWeights& weights, int margin, Pool<Entry, Walker>* pool,
 // its entries more headroom, so the units' rounding adds below
 // 2^(top - headroom) in all (the proof above).
 template <typename Entry, typename Walker>
-void ListGroup(const DrawWeights& weights, int margin, int headroom,
+void ListGroup(const DrawWeights& weights, const WalkSettings& settings,
                const Walker& walker, Pool<Entry, Walker>* pool) {
-  Walk(weights, margin, pool, walker);
-  pool->table.Finish(headroom +
+  Walk(weights, settings, pool, walker);
+  pool->table.Finish(settings.headroom +
                      BitWidth(static_cast<Uint128>(pool->items.size())));
+}
+
+// The acceptance of an output of a band whose proposal took floor(y) as
+// `band_whole`: 2^-(y - band_whole), as whole - band_whole zero bits and
+// the 2^-frac(y) trial.
+bool AcceptBelow(BitReader& bits, int64_t band_whole, const Exponent& y) {
+  const auto whole = static_cast<int64_t>(y.whole);
+  return BernoulliTwoToMinus(bits, static_cast<uint64_t>(whole - band_whole)) &&
+         BernoulliTwoToMinusFraction(bits, y.fraction);
 }
 
 // ---- The atom-aware form: an item per band of points. ----
@@ -263,18 +295,16 @@ namespace {
 // (SegmentBandWalker), then rounds. A drawn band's mass is an integer; a
 // uniform offset below 2^ceil(log2 mass) is kept with probability mass /
 // 2^ceil(log2 mass) and then falls on each point by its weight
-// (PointMeasure::PointAt); the point's 2^-frac(y) trial then decides. So a
-// round returns point v with probability proportional to w(v) 2^-y(v):
-// floor(y) is the band's, shared by its points.
+// (PointMeasure::PointAt); the point is then accepted with 2^-(y - W)
+// (AcceptBelow), W the band's least floor(y). So a round returns point v
+// with probability proportional to 2^(ceil(log2 mass) - W)
+// 2^-ceil(log2 mass) w(v) 2^-(y(v) - W) = w(v) 2^-y(v).
 class PointDraw {
  public:
   PointDraw(const QuantileProblem& problem, double epsilon,
-            uint64_t /*sub_points*/, int margin, int headroom,
+            uint64_t /*sub_points*/, const WalkSettings& settings,
             DrawScratch* scratch)
-      : weights_(problem, epsilon),
-        margin_(margin),
-        headroom_(headroom),
-        top_(scratch->points) {
+      : weights_(problem, epsilon), settings_(settings), top_(scratch->points) {
     top_.Clear();
     const QuantileProblem& p = problem;
     // The run holding the record of rank floor(q n) (clamped) holds the
@@ -289,13 +319,13 @@ class PointDraw {
     const uint64_t records =
         p.Local(static_cast<uint64_t>(p.runs.ends[run])) - below;
     const uint64_t mass = p.measure.Weight(point);
-    top_.Add(PointBand{point, point, mass},
-             CeilLog2Of64(mass) - weights_.Whole(below, below + records));
-    Walk(weights_, margin_, &top_,
+    const int64_t whole = weights_.Whole(below, below + records);
+    top_.Add(PointBand{point, point, mass, whole}, CeilLog2Of64(mass) - whole);
+    Walk(weights_, settings_, &top_,
          PointBands(weights_, p, range, true, run + 1, point + 1));
-    Walk(weights_, margin_, &top_,
+    Walk(weights_, settings_, &top_,
          PointBands(weights_, p, range, false, run, point - 1));
-    top_.table.Finish(headroom_);
+    top_.table.Finish(settings_.headroom);
   }
 
   // One round, reading `bits`: true with *out set when the proposal is
@@ -303,7 +333,7 @@ class PointDraw {
   bool Round(BitReader& bits, SplitPoint* out) {
     const PointBand* band =
         top_.Draw(bits, false, 0, [&](const PointBands& w, PointPool* pool) {
-          ListGroup(weights_, margin_, headroom_, w, pool);
+          ListGroup(weights_, settings_, w, pool);
         });
     if (band == nullptr) return false;
     const auto offset = static_cast<uint64_t>(
@@ -315,8 +345,8 @@ class PointDraw {
             ? band->first
             : p.measure.PointAt(band->first, band->last, offset);
     const uint64_t below = p.Below(point);
-    if (!BernoulliTwoToMinusFraction(
-            bits, weights_.At(below, p.AtOrBelow(point)).fraction)) {
+    if (!AcceptBelow(bits, band->whole,
+                     weights_.At(below, p.AtOrBelow(point)))) {
       return false;
     }
     out->point = point;
@@ -326,8 +356,7 @@ class PointDraw {
 
  private:
   DrawWeights weights_;
-  int margin_;
-  int headroom_;
+  WalkSettings settings_;
   PointPool& top_;
 };
 
@@ -336,37 +365,36 @@ class PointDraw {
 // offset below 2^ceil(log2 size) is kept with probability size /
 // 2^ceil(log2 size) and then falls on each output by its weight, which
 // names the output's rank (by the ranks' edges) and its point
-// (RankOutputs::Locate); the rank's 2^-frac(y) trial then decides. So a
-// round returns output o with probability proportional to
-// 2^(ceil(log2 size) - floor(y)) 2^-ceil(log2 size) w(o) 2^-frac(y(o)) =
-// w(o) 2^-y(o): floor(y) is the band's, shared by its ranks.
+// (RankOutputs::Locate); the output is then accepted with 2^-(y - W)
+// (AcceptBelow), W the band's least floor(y). So a round returns output o
+// with probability proportional to 2^(ceil(log2 size) - W)
+// 2^-ceil(log2 size) w(o) 2^-(y(o) - W) = w(o) 2^-y(o).
 class SplitDraw {
  public:
   SplitDraw(const QuantileProblem& problem, double epsilon, uint64_t sub_points,
-            int margin, int headroom, DrawScratch* scratch)
+            const WalkSettings& settings, DrawScratch* scratch)
       : weights_(problem, epsilon),
         range_(ProblemRuns(problem)),
         edges_(problem, range_, sub_points),
-        margin_(margin),
-        headroom_(headroom),
+        settings_(settings),
         top_(scratch->ranks) {
     top_.Clear();
     // Rank floor(q n) first (the nearest to the target from below, and the
     // pool's top to start with), then each direction outward.
     const uint64_t n = problem.count();
     const uint64_t start = std::min<uint64_t>(n, weights_.target_rank());
-    Walk(weights_, margin_, &top_, Bands(weights_, edges_, n, true, start));
+    Walk(weights_, settings_, &top_, Bands(weights_, edges_, n, true, start));
     if (start > 0) {
-      Walk(weights_, margin_, &top_,
+      Walk(weights_, settings_, &top_,
            Bands(weights_, edges_, n, false, start - 1));
     }
-    top_.table.Finish(headroom_);
+    top_.table.Finish(settings_.headroom);
   }
 
   bool Round(BitReader& bits, SplitPoint* out) {
     const RankBand* band =
         top_.Draw(bits, false, 0, [&](const Bands& w, RankPool* pool) {
-          ListGroup(weights_, margin_, headroom_, w, pool);
+          ListGroup(weights_, settings_, w, pool);
         });
     if (band == nullptr) return false;
     const Uint128 offset = UniformBits(bits, PowerOfTwo(CeilLog2(band->size)));
@@ -387,7 +415,7 @@ class SplitDraw {
         above = mid;
       }
     }
-    if (!BernoulliTwoToMinusFraction(bits, weights_.At(rank, rank).fraction)) {
+    if (!AcceptBelow(bits, band->whole, weights_.At(rank, rank))) {
       return false;
     }
     const QuantileProblem& p = weights_.problem();
@@ -402,8 +430,7 @@ class SplitDraw {
   DrawWeights weights_;
   RunRange range_;
   RankEdges edges_;
-  int margin_;
-  int headroom_;
+  WalkSettings settings_;
   RankPool& top_;
 };
 
@@ -573,7 +600,8 @@ SplitPoint ExponentialQuantileSampler::Sample(const QuantileProblem& problem,
   // before the next one starts), so a release allocates none of them.
   static thread_local DrawScratch scratch;
   std::conditional_t<kSplit, SplitDraw, PointDraw> draw(
-      problem, epsilon_, sub_points_, tail_margin_bits_, headroom_, &scratch);
+      problem, epsilon_, sub_points_,
+      WalkSettings{tail_margin_bits_, exact_band_bits_, headroom_}, &scratch);
   SplitPoint out;
   while (bits.healthy()) {
     if (draw.Round(bits, &out)) return out;
@@ -587,11 +615,13 @@ std::optional<SplitPoint> ExponentialQuantileSampler::RoundForTest(
   SplitPoint out;
   bool accepted;
   if (split) {
-    SplitDraw draw(problem, epsilon_, sub_points_, tail_margin_bits_, headroom_,
+    SplitDraw draw(problem, epsilon_, sub_points_,
+                   WalkSettings{tail_margin_bits_, exact_band_bits_, headroom_},
                    &scratch);
     accepted = draw.Round(round, &out);
   } else {
-    PointDraw draw(problem, epsilon_, sub_points_, tail_margin_bits_, headroom_,
+    PointDraw draw(problem, epsilon_, sub_points_,
+                   WalkSettings{tail_margin_bits_, exact_band_bits_, headroom_},
                    &scratch);
     accepted = draw.Round(round, &out);
   }

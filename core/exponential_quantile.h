@@ -70,13 +70,15 @@
 // mass (a uniform integer below the mass, located by PointMeasure::PointAt
 // or the ranks' edges).
 // Items are bands: outputs whose weight exponent y has one whole part
-// floor(y) (output_walk.h). The atom-aware form's are stretches of grid
+// floor(y) near the target, and past kExactBandBits bits a whole part in a
+// range of 2, 4, 8, ... (output_walk.h). The atom-aware form's are stretches of grid
 // points (gaps and occupied points). The split form's are stretches of
 // ranks, the outputs with r records before them sharing one utility
 // (between runs the top sub-gap of the lower point, the empty points
 // between and the lowest sub-gap of the upper point; inside an atom one
 // sub-gap), sized by the edges of their first rank and the one after
-// their last. The drawn output's 2^-frac(y) trial then decides. Items are
+// their last. The drawn output is then accepted with 2^-(y - W), W the
+// band's least floor(y): floor(y) - W zero bits, then a 2^-frac(y) trial. Items are
 // listed outward from the target; once everything left in a direction is
 // bounded 2^20 below the largest item, the rest is one group with a dyadic
 // bound on its weight, listed only if drawn (about once in 2^20 draws), so an
@@ -116,6 +118,14 @@ constexpr uint64_t kSplitSubPoints = uint64_t{1} << 32;
 // that much more often), and the table's uniform fits one 32-bit read
 // instead of 64 bits and more. Not privacy-relevant.
 constexpr int kDrawHeadroom = 24;
+// A draw lists the outputs whose floor(y) lies within this many bits of
+// the nearest one's (on each side of the target) one band per bit, then
+// bands 2, 4, 8, ... bits wide, whose outputs are accepted with
+// 2^-(y - the band's least floor(y)): the outputs near the target, which
+// hold nearly all the mass, are accepted as often as with bands one bit
+// wide, and a draw lists O(log) items for the rest instead of one per bit.
+// Any value is exact. Not privacy-relevant.
+constexpr int kExactBandBits = 4;
 // The cap on a distance in units of 2^-20: 2^63, i.e. 2^43 ranks (see
 // above). Public; any cap is private.
 constexpr uint64_t kMaxScaledDistance = uint64_t{1} << 63;
@@ -329,6 +339,10 @@ class ExponentialQuantileSampler {
   // DyadicTable's headroom (exact_exponential.h); tests lower it to exercise
   // the thinning. Not privacy-relevant.
   void set_headroom(int bits) { headroom_ = bits; }
+  // The bits of floor(y) next to the target listed one band each before
+  // bands widen (kExactBandBits); tests lower it to 0 so that small problems
+  // have wide bands. Any value is exact. Not privacy-relevant.
+  void set_exact_band_bits(int bits) { exact_band_bits_ = bits; }
 
   // One proposal-and-acceptance round on a fresh draw, reading `round`: the
   // output if accepted. For the tests that enumerate a round's random bits.
@@ -343,6 +357,7 @@ class ExponentialQuantileSampler {
   uint64_t sub_points_;
   int tail_margin_bits_ = 20;
   int headroom_ = kDrawHeadroom;
+  int exact_band_bits_ = kExactBandBits;
 };
 
 // log P(SamplePoint returns `point`), by summing every segment (the exact

@@ -4,10 +4,11 @@
 // the walks alone.
 //
 // SegmentBandWalker: the atom-aware form's grid points in bands, the
-// points whose utility shares floor(y), each one item of the draw.
-// BandWalker: the split form's ranks (every output with r records before
-// it, RankOutputs) in bands of ranks sharing floor(y), sized by their edges
-// (RankEdges); OutputsOfRank: one rank's outputs, for the accepted one.
+// points whose floor(y) lies in a range the caller gives (one value: they
+// share it), each one item of the draw. BandWalker: the split form's ranks
+// (every output with r records before it, RankOutputs) in such bands of
+// ranks, sized by their edges (RankEdges); OutputsOfRank: one rank's
+// outputs, for the accepted one.
 #ifndef DPQ_CORE_OUTPUT_WALK_H_
 #define DPQ_CORE_OUTPUT_WALK_H_
 
@@ -215,15 +216,17 @@ class RankEdges {
   RankEdge end_;
 };
 
-// A band of the split form's ranks [first, last] that share floor(y): one
-// item of a draw. `edge` is first's edge, `run` a run near it, `size` the
-// band's outputs' total size.
+// A band of the split form's ranks [first, last] whose floor(y) lies in
+// [whole, whole + width): one item of a draw. `edge` is first's edge, `run`
+// a run near it, `size` the band's outputs' total size, `whole` the least
+// floor(y) of its ranks (its proposal's).
 struct RankBand {
   uint64_t first = 0;
   uint64_t last = 0;
   RankEdge edge;
   size_t run = 0;
   Uint128 size = 0;
+  int64_t whole = 0;
 };
 
 // The largest i in [0, limit] with same(i), given same(0) and that same is
@@ -265,16 +268,16 @@ uint64_t LastSame(uint64_t limit, uint64_t guess, const Same& same) {
 }
 
 // Walks the split form's ranks outward from one in bands (RankBand): the
-// ranks next to each other whose outputs share floor(y), so a band's
-// proposal 2^(ceil(log2 size) - floor(y)) covers each output's weight and
-// an output's acceptance is 2^-frac(y) as for a single rank, while a draw
-// lists about one item per bit of weight instead of one per rank. Weights
-// gives Whole(low, high) (floor(y) of the nearest of ranks [low, high]),
-// target_rank() (floor of the target t) and Guess(whole, upward):
-// any rank, best the last on that side with that floor(y) (a floating-point
-// guess; LastSame corrects it exactly). Past the target, y only grows
-// with the distance on each side; rank floor(t) is a band alone (the next
-// rank up may be nearer to t).
+// ranks next to each other whose floor(y) lies in [whole, whole + width)
+// (width 1: they share it), so a band's proposal 2^(ceil(log2 size) -
+// whole) covers each output's weight and an output's acceptance is
+// 2^-(y - whole), while a draw lists about one item per `width` bits of
+// weight instead of one per rank. Weights gives Whole(low, high) (floor(y)
+// of the nearest of ranks [low, high]), target_rank() (floor of the target
+// t) and Guess(whole, upward): any rank, best the last on that side with
+// that floor(y) (a floating-point guess; LastSame corrects it exactly).
+// Past the target, y only grows with the distance on each side; rank
+// floor(t) is a band alone (the next rank up may be nearer to t).
 template <typename Weights>
 class BandWalker {
  public:
@@ -295,23 +298,26 @@ class BandWalker {
   }
 
   // Lists the next band (if it holds any sub-point) and moves on; `whole`
-  // is floor(y) of next_rank(), which the caller has computed.
+  // is floor(y) of next_rank(), which the caller has computed, and the
+  // band takes the ranks with floor(y) below whole + width (width >= 1).
   template <typename List>
-  void Next(int64_t whole, const List& list) {
+  void Next(int64_t whole, int64_t width, const List& list) {
     const uint64_t a = rank_;
     size_t run = run_;
+    const int64_t end = whole + width;
     if (upward_) {
       uint64_t last = a;
       if (a > w_->target_rank() && a < n_) {
-        const uint64_t guess = w_->Guess(whole, true);
+        const uint64_t guess = w_->Guess(end - 1, true);
         last = a + LastSame(n_ - a, guess > a ? guess - a : 0, [&](uint64_t i) {
-                 return w_->Whole(a + i, a + i) == whole;
+                 return w_->Whole(a + i, a + i) < end;
                });
       }
       const RankEdge next = e_->At(last + 1, &run);
       const Uint128 size = e_->Span(edge_, next);
       if (size > 0) {
-        list(RankBand{a, last, edge_, run_, size}, CeilLog2(size), a, last);
+        list(RankBand{a, last, edge_, run_, size, whole}, CeilLog2(size), a,
+             last);
       }
       edge_ = next;
       run_ = run;
@@ -324,15 +330,15 @@ class BandWalker {
     }
     uint64_t first = a;
     if (a > 0) {
-      const uint64_t guess = w_->Guess(whole, false);
+      const uint64_t guess = w_->Guess(end - 1, false);
       first = a - LastSame(a, guess < a ? a - guess : 0, [&](uint64_t i) {
-                return w_->Whole(a - i, a - i) == whole;
+                return w_->Whole(a - i, a - i) < end;
               });
     }
     const RankEdge low = e_->At(first, &run);
     const Uint128 size = e_->Span(low, edge_);
     if (size > 0) {
-      list(RankBand{first, a, low, run, size}, CeilLog2(size), first, a);
+      list(RankBand{first, a, low, run, size, whole}, CeilLog2(size), first, a);
     }
     edge_ = low;
     run_ = run;
@@ -356,17 +362,18 @@ class BandWalker {
 };
 
 // A band of the atom-aware form's outputs: the grid points [first, last]
-// (gaps and occupied points) whose utility shares floor(y), with their base
-// mass. One item of a draw.
+// (gaps and occupied points) whose floor(y) lies in [whole, whole + width),
+// with their base mass and the least floor(y), `whole`. One item of a draw.
 struct PointBand {
   int64_t first = 0;
   int64_t last = 0;
   uint64_t mass = 0;
+  int64_t whole = 0;
 };
 
 // Walks the atom-aware form's outputs outward from the run holding the
 // target in bands (PointBand), as BandWalker does the split form's ranks:
-// the points whose nearest rank lies in ranks [a, e] sharing floor(y) are
+// the points whose nearest rank lies in ranks [a, e] of one band are
 // contiguous (upward: up to the point of the run holding record e;
 // downward: down to that of record e - 1's run), so a band's mass is one
 // prefix difference. Every rank of what is left lies beyond the target
@@ -399,17 +406,19 @@ class SegmentBandWalker {
     return CeilLog2Of64(upward_ ? end_ - edge_ : edge_ - end_);
   }
 
-  // Lists the next band and moves on; `whole` is floor(y) of next_rank().
+  // Lists the next band and moves on; `whole` is floor(y) of next_rank(),
+  // and the band takes the points with floor(y) below whole + width.
   template <typename List>
-  void Next(int64_t whole, const List& list) {
+  void Next(int64_t whole, int64_t width, const List& list) {
     const uint64_t n = p_->count();
     const uint64_t a = rank_;
+    const int64_t end = whole + width;
     if (upward_) {
       uint64_t e = a;
       if (a < n) {
-        const uint64_t guess = w_->Guess(whole, true);
+        const uint64_t guess = w_->Guess(end - 1, true);
         e = a + LastSame(n - a, guess > a ? guess - a : 0, [&](uint64_t i) {
-              return w_->Whole(a + i, a + i) == whole;
+              return w_->Whole(a + i, a + i) < end;
             });
       }
       int64_t last = p_->last_point;
@@ -418,8 +427,8 @@ class SegmentBandWalker {
         last = p_->runs.point(run_);
       }
       const uint64_t far = p_->measure.Prefix(last + 1);
-      list(PointBand{next_point_, last, far - edge_}, CeilLog2Of64(far - edge_),
-           a, e);
+      list(PointBand{next_point_, last, far - edge_, whole},
+           CeilLog2Of64(far - edge_), a, e);
       edge_ = far;
       next_point_ = last + 1;
       if (e < n)
@@ -428,9 +437,9 @@ class SegmentBandWalker {
     }
     uint64_t e = a;
     if (a > 0) {
-      const uint64_t guess = w_->Guess(whole, false);
+      const uint64_t guess = w_->Guess(end - 1, false);
       e = a - LastSame(a, guess < a ? a - guess : 0, [&](uint64_t i) {
-            return w_->Whole(a - i, a - i) == whole;
+            return w_->Whole(a - i, a - i) < end;
           });
     }
     int64_t first = p_->first_point;
@@ -439,7 +448,7 @@ class SegmentBandWalker {
       first = p_->runs.point(run_);
     }
     const uint64_t near = p_->measure.Prefix(first);
-    list(PointBand{first, next_point_, edge_ - near},
+    list(PointBand{first, next_point_, edge_ - near, whole},
          CeilLog2Of64(edge_ - near), e, a);
     edge_ = near;
     next_point_ = first - 1;

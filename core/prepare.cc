@@ -322,7 +322,11 @@ void SortToPoints(double* values, size_t count, const OutputGrid& grid) {
   while (bits < 32 && (static_cast<uint64_t>(grid.steps()) >> bits) != 0) {
     ++bits;
   }
-  RadixSort(&keys, &scratch, bits);
+  // A few thousand records: digits of at most 8 bits, so the counters
+  // cost less than the records.
+  const int passes = count < 4096 ? (bits + 7) / 8 : 0;
+  RadixSort(&keys, &scratch, bits,
+            passes == 0 ? kRadixDigitBits : (bits + passes - 1) / passes);
   for (size_t i = 0; i < count; ++i) values[i] = static_cast<double>(keys[i]);
 }
 

@@ -161,25 +161,29 @@ void ConvertToPoints(double* sorted_values, size_t count,
 // to its nearest grid point (PointOf), then sorted. The same array as
 // sorting and then ConvertToPoints (PointOf is monotone), but the sort is
 // an LSD radix sort on 32-bit point indices (11-bit digits: two passes on
-// the default 2^20-step grid) when the grid has under 2^32 steps and there
-// are at least kRadixMinRecords records; std::sort otherwise. Uses 8 bytes
+// the default 2^20-step grid; under 4,096 records digits of at most 8 bits,
+// so that clearing and summing the counters costs less than the records)
+// when the grid has under 2^32 steps and there are at least
+// kRadixMinRecords records; std::sort otherwise (in WebAssembly a sort of
+// 1,000 doubles costs three times what the radix sort does). Uses 8 bytes
 // per record of scratch for the radix sort.
-constexpr size_t kRadixMinRecords = 2048;
+constexpr size_t kRadixMinRecords = 64;
 void SortToPoints(double* values, size_t count, const OutputGrid& grid);
 
-// Digit width of RadixSort: 2^11 counters per pass.
+// Digit width of RadixSort for large inputs: 2^11 counters per pass.
 constexpr int kRadixDigitBits = 11;
 // Sorts non-negative integer keys below 2^bits into the order std::sort
-// gives: an LSD radix sort, ceil(bits / kRadixDigitBits) passes through
+// gives: an LSD radix sort, ceil(bits / digit_bits) passes through
 // `scratch` (resized to match; its contents are lost).
 template <typename Key>
-void RadixSort(std::vector<Key>* keys, std::vector<Key>* scratch, int bits) {
-  constexpr size_t kDigits = size_t{1} << kRadixDigitBits;
+void RadixSort(std::vector<Key>* keys, std::vector<Key>* scratch, int bits,
+               int digit_bits = kRadixDigitBits) {
+  const size_t digits = size_t{1} << digit_bits;
   scratch->resize(keys->size());
-  std::vector<size_t> offsets(kDigits);
-  for (int shift = 0; shift < bits; shift += kRadixDigitBits) {
+  std::vector<size_t> offsets(digits);
+  for (int shift = 0; shift < bits; shift += digit_bits) {
     std::fill(offsets.begin(), offsets.end(), 0);
-    for (Key key : *keys) ++offsets[(key >> shift) & (kDigits - 1)];
+    for (Key key : *keys) ++offsets[(key >> shift) & (digits - 1)];
     size_t total = 0;
     for (size_t& offset : offsets) {
       const size_t here = offset;
@@ -187,7 +191,7 @@ void RadixSort(std::vector<Key>* keys, std::vector<Key>* scratch, int bits) {
       total += here;
     }
     for (Key key : *keys) {
-      (*scratch)[offsets[(key >> shift) & (kDigits - 1)]++] = key;
+      (*scratch)[offsets[(key >> shift) & (digits - 1)]++] = key;
     }
     keys->swap(*scratch);
   }

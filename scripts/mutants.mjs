@@ -40,8 +40,17 @@ const mutants = [
     // distribution the round enumerations catch.
     name: 'band fraction',
     file: 'core/exponential_quantile.cc',
-    from: 'bits, weights_.At(rank, rank).fraction)) {',
-    to: 'bits, weights_.At(band->first, band->first).fraction)) {',
+    from: 'if (!AcceptBelow(bits, band->whole, weights_.At(rank, rank))) {',
+    to: 'if (!AcceptBelow(bits, band->whole, weights_.At(band->first, band->first))) {',
+    tests: 'ExactExponentialTest.*Round*',
+  },
+  {
+    // A wide band's output is accepted with 2^-(y - the band's floor(y)):
+    // half the whole part's zero bits over-weights its far outputs.
+    name: 'wide band whole',
+    file: 'core/exponential_quantile.cc',
+    from: 'BernoulliTwoToMinus(bits, static_cast<uint64_t>(whole - band_whole))',
+    to: 'BernoulliTwoToMinus(bits, static_cast<uint64_t>(whole - band_whole) / 2)',
     tests: 'ExactExponentialTest.*Round*',
   },
   {

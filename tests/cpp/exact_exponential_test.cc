@@ -266,13 +266,15 @@ void CheckRoundIsExact(const std::vector<double>& cells, int64_t steps,
                        double q, double epsilon, bool split, int margin,
                        int headroom, size_t depth,
                        PointMeasure measure = PointMeasure(),
-                       double max_unresolved = 0.03, uint64_t k = 1) {
+                       double max_unresolved = 0.03, uint64_t k = 1,
+                       int exact_bits = kExactBandBits) {
   const RunsStore runs = testing::RunsOf(cells);
   QuantileProblem problem = QuantileProblem::Whole(runs.view(), steps, q);
   problem.measure = measure;
   ExponentialQuantileSampler sampler(epsilon, k);
   sampler.set_tail_margin_bits(margin);
   sampler.set_headroom(headroom);
+  sampler.set_exact_band_bits(exact_bits);
   const Enumeration e = Enumerate(
       [&](BitReader& bits) -> int64_t {
         const auto out = sampler.RoundForTest(problem, split, bits);
@@ -321,9 +323,10 @@ void CheckRoundIsExact(const std::vector<double>& cells, int64_t steps,
 void CheckRankRoundIsExact(const std::vector<double>& cells, int64_t steps,
                            double q, double epsilon, uint64_t k, int margin,
                            size_t depth, PointMeasure measure = PointMeasure(),
-                           int headroom = 2, double max_unresolved = 0.03) {
+                           int headroom = 2, double max_unresolved = 0.03,
+                           int exact_bits = kExactBandBits) {
   CheckRoundIsExact(cells, steps, q, epsilon, true, margin, headroom, depth,
-                    measure, max_unresolved, k);
+                    measure, max_unresolved, k, exact_bits);
 }
 
 TEST(ExactExponentialTest, RankRoundIsExactOnEveryBitString) {
@@ -337,6 +340,17 @@ TEST(ExactExponentialTest, RankRoundIsExactOnEveryBitString) {
   CheckRankRoundIsExact(cells, 16, 0.5, 0.2, 2, 64, 24);
   CheckRankRoundIsExact(cells, 16, 0.1, 0.3, 4, 64, 24);
   CheckRankRoundIsExact({0, 3, 3, 3, 3, 3, 4, 9}, 12, 0.8, 0.1, 4, 64, 24);
+  // Wide bands from the start (2, 4, 8 bits of floor(y)): an output's
+  // acceptance 2^-(y - the band's least floor(y)) reads its whole part's
+  // zero bits, with groups (margin 1) and without.
+  for (int margin : {64, 1}) {
+    CheckRankRoundIsExact(cells, 16, 0.5, 3.0, 2, margin, 24, PointMeasure(), 2,
+                          0.03, 0);
+    CheckRankRoundIsExact(cells, 16, 0.3, 1.5, 4, margin, 24, PointMeasure(), 1,
+                          0.03, 0);
+    CheckRankRoundIsExact({0, 3, 3, 3, 3, 3, 4, 9}, 12, 0.8, 2.0, 4, margin, 24,
+                          PointMeasure(), 2, 0.03, 0);
+  }
 }
 
 TEST(ExactExponentialTest, QuantileRoundIsExactOnEveryBitString) {
@@ -359,6 +373,16 @@ TEST(ExactExponentialTest, QuantileRoundIsExactOnEveryBitString) {
     }
     CheckRoundIsExact(spread, 40, 0.3, 0.1, split, 1, 2, 22,
                       PointMeasure::Shells(0, 40, 16, 1), 0.3);
+    // Wide bands from the start, listed and grouped, on a uniform and a
+    // shell measure.
+    for (int margin : {64, 1}) {
+      CheckRoundIsExact(spread, 40, 0.4, 1.5, split, margin, 2, 24,
+                        PointMeasure(), 0.03, 1, 0);
+      CheckRoundIsExact(cells, 16, 0.3, 2.5, split, margin, 2, 24,
+                        PointMeasure(), 0.03, 1, 0);
+      CheckRoundIsExact(spread, 40, 0.7, 1.0, split, margin, 2, 22,
+                        PointMeasure::Shells(0, 40, 16, 1), 0.3, 1, 0);
+    }
   }
 }
 

@@ -152,11 +152,13 @@ Case RandomWeighted(SeededRandom& rng, int trial, double* rate) {
 }
 
 // The split form's bands, walked up from floor(t) and down from below it
-// as the draw does: together they hold every rank once; each band's ranks
-// share floor(y), which is what the walk is told; its size is its ranks'
-// and its edge its first rank's; and before each step the bound on what
-// is left covers it, and every rank left is at least as far from the
-// target as the next one.
+// as the draw does, each as wide as the walk asks (1 to 8 bits of
+// floor(y)): together they hold every rank once; each band's ranks have
+// floor(y) in [whole, whole + width) for the whole the walk is told and
+// the band records, and the band ends only where the next rank's is past
+// it; its size is its ranks' and its edge its first rank's; and before
+// each step the bound on what is left covers it, and every rank left is
+// at least as far from the target as the next one.
 TEST(OutputWalkTest, BandsPartitionTheRanksAndShareTheirExponent) {
   SeededRandom rng(13);
   for (int trial = 0; trial < 1500; ++trial) {
@@ -196,13 +198,16 @@ TEST(OutputWalkTest, BandsPartitionTheRanksAndShareTheirExponent) {
         ASSERT_GE(PowerOfTwo(static_cast<int>(walker.SizeBitsLeft())), left);
         bool listed = false;
         RankBand got;
-        walker.Next(weights.Whole(next, next),
+        const int64_t whole = weights.Whole(next, next);
+        const int64_t width = int64_t{1} << (rng.NextUint64() % 4);
+        walker.Next(whole, width,
                     [&](const RankBand& band, int64_t size_bits, uint64_t low,
                         uint64_t high) {
                       listed = true;
                       got = band;
                       ASSERT_EQ(low, band.first);
                       ASSERT_EQ(high, band.last);
+                      ASSERT_EQ(band.whole, whole);
                       ASSERT_EQ(size_bits,
                                 static_cast<int64_t>(CeilLog2(band.size)));
                     });
@@ -217,7 +222,14 @@ TEST(OutputWalkTest, BandsPartitionTheRanksAndShareTheirExponent) {
         for (uint64_t r = first; r <= last; ++r) {
           ++seen[r];
           size += sizes[r];
-          ASSERT_EQ(weights.Whole(r, r), weights.Whole(first, last)) << r;
+          ASSERT_GE(weights.Whole(r, r), whole) << r;
+          ASSERT_LT(weights.Whole(r, r), whole + width) << r;
+        }
+        // Maximal: the next rank out (but after floor(t), a band alone) is
+        // past the band's floor(y).
+        if (!walker.done() && !(upward && next == start)) {
+          const uint64_t beyond = walker.next_rank();
+          ASSERT_GE(weights.Whole(beyond, beyond), whole + width) << beyond;
         }
         if (!listed) {  // an empty band: its ranks hold no sub-point
           ASSERT_TRUE(size == 0);
@@ -236,10 +248,12 @@ TEST(OutputWalkTest, BandsPartitionTheRanksAndShareTheirExponent) {
 }
 
 // The atom-aware form's bands, walked up and down from the target's run
-// as the draw does: with that run's point they cover [first, last] once,
-// each with its mass, every point of a band shares the band's floor(y),
-// the bound on what is left covers it, and every point left is at least
-// as far from the target as the next rank.
+// as the draw does, each as wide as the walk asks (1 to 8 bits of
+// floor(y)): with that run's point they cover [first, last] once, each
+// with its mass, every point of a band has floor(y) in [whole, whole +
+// width) and the band ends only where the next point's is past it, the
+// bound on what is left covers it, and every point left is at least as far
+// from the target as the next rank.
 TEST(OutputWalkTest, PointBandsCoverTheRangeOnceAndShareTheirExponent) {
   SeededRandom rng(14);
   for (int trial = 0; trial < 1500; ++trial) {
@@ -274,17 +288,27 @@ TEST(OutputWalkTest, PointBandsCoverTheRangeOnceAndShareTheirExponent) {
         }
         ASSERT_GE(PowerOfTwo(static_cast<int>(walker.SizeBitsLeft())),
                   static_cast<Uint128>(left));
-        walker.Next(near, [&](const PointBand& band, int64_t size_bits,
-                              uint64_t low, uint64_t high) {
-          ASSERT_LE(band.first, band.last);
-          ASSERT_EQ(band.mass, p.measure.Mass(band.first, band.last));
-          ASSERT_EQ(size_bits, CeilLog2Of64(band.mass));
-          ASSERT_EQ(weights.Whole(low, high), near);
-          for (int64_t v = band.first; v <= band.last; ++v) {
-            ++seen[static_cast<size_t>(v - p.first_point)];
-            ASSERT_EQ(whole_of(v), near) << v;
-          }
-        });
+        const int64_t width = int64_t{1} << (rng.NextUint64() % 4);
+        int64_t beyond = 0;  // the first point past the band
+        walker.Next(near, width,
+                    [&](const PointBand& band, int64_t size_bits, uint64_t low,
+                        uint64_t high) {
+                      ASSERT_LE(band.first, band.last);
+                      ASSERT_EQ(band.mass,
+                                p.measure.Mass(band.first, band.last));
+                      ASSERT_EQ(band.whole, near);
+                      ASSERT_EQ(size_bits, CeilLog2Of64(band.mass));
+                      ASSERT_EQ(weights.Whole(low, high), near);
+                      for (int64_t v = band.first; v <= band.last; ++v) {
+                        ++seen[static_cast<size_t>(v - p.first_point)];
+                        ASSERT_GE(whole_of(v), near) << v;
+                        ASSERT_LT(whole_of(v), near + width) << v;
+                      }
+                      beyond = upward ? band.last + 1 : band.first - 1;
+                    });
+        if (beyond >= p.first_point && beyond <= p.last_point) {
+          ASSERT_GE(whole_of(beyond), near + width) << beyond;
+        }
       }
     }
     for (const int s : seen) ASSERT_EQ(s, 1);

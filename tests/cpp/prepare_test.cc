@@ -292,8 +292,8 @@ namespace dpq {
 namespace {
 
 // The radix path gives exactly the array sorting then mapping gives, on
-// every kind of grid, below and above the radix threshold, with atoms and
-// values on both bounds.
+// every kind of grid, below and above the radix threshold and the digit
+// width's, with atoms and values on both bounds.
 TEST(SortToPointsTest, IsSortingThenMappingExactly) {
   SeededRandom rng(5);
   std::vector<OutputGrid> grids = {
@@ -303,8 +303,10 @@ TEST(SortToPointsTest, IsSortingThenMappingExactly) {
   grids.push_back(OutputGrid::ForBounds(0, 1));
   ASSERT_GT(grids.back().steps(), int64_t{1} << 32);
   for (const OutputGrid& grid : grids) {
-    for (size_t n : {size_t{0}, size_t{1}, kRadixMinRecords - 1,
-                     kRadixMinRecords, size_t{100000}}) {
+    // 1,000 and 4,095: 8-bit digits or fewer; 4,096 on: 11-bit digits.
+    for (size_t n :
+         {size_t{0}, size_t{1}, kRadixMinRecords - 1, kRadixMinRecords,
+          size_t{1000}, size_t{4095}, size_t{4096}, size_t{100000}}) {
       std::vector<double> values(n);
       const double range = grid.upper() - grid.lower();
       for (size_t i = 0; i < n; ++i) {

@@ -80,15 +80,26 @@ struct Node {
     if (split == AqBudgetSplit::kPerLevel) return budget;
     return DivideDown(budget, ApproximateQuantilesLevels(end - begin));
   }
-  // What the children have left: never above the exact difference.
-  double ChildBudget() const {
+  // What the children have left, given epsilon(): never above the exact
+  // difference.
+  double ChildBudget(double own_epsilon) const {
     if (split == AqBudgetSplit::kPerLevel) return budget;
-    return SubtractDown(budget, epsilon());
+    return SubtractDown(budget, own_epsilon);
+  }
+  // The runs of the records [lo, hi), a view into `runs` (its first run's
+  // before() reads 0 there, which QuantileProblem::Local clamps to lo as it
+  // does the true count, at most lo), so a node's run searches cover its
+  // own runs only.
+  Runs Narrowed() const {
+    if (hi <= lo) return {runs.points, runs.ends, 0};
+    const size_t first = runs.RunOfRank(lo);
+    const size_t last = runs.RunOfRank(hi - 1);
+    return {runs.points + first, runs.ends + first, last - first + 1};
   }
   QuantileProblem Problem(const std::vector<double>& quantiles) const {
     // Rescaling from the originals, not level by level, avoids compounding
     // rounding: (q - low) / (high - low) is the paper's repeated rescaling.
-    return {runs,
+    return {Narrowed(),
             lo,
             hi,
             first_point,
@@ -99,19 +110,22 @@ struct Node {
                                  first_reach == 0 ? kBoundDropBits : 0,
                                  last_reach == 0 ? kBoundDropBits : 0)};
   }
-  Node Left(const std::vector<double>& quantiles, SplitPoint cut) const {
+  // A child of this node after `cut`; `problem_runs` is this node's
+  // problem's runs (Narrowed), which hold the child's.
+  Node Left(const std::vector<double>& quantiles, SplitPoint cut,
+            const Runs& problem_runs, double child_budget) const {
     Node left{begin,
               middle(),
               low,
               quantiles[middle()],
               first_point,
               cut.point,
-              runs,
+              problem_runs,
               lo,
               lo + cut.split,
               first_end,
               kReleasedEndWeight,
-              ChildBudget(),
+              child_budget,
               split};
     // A public bound on the left, released cuts at cut and at this node's
     // right end: the left child's records lie about as far below the cut as
@@ -127,19 +141,20 @@ struct Node {
     }
     return left;
   }
-  Node Right(const std::vector<double>& quantiles, SplitPoint cut) const {
+  Node Right(const std::vector<double>& quantiles, SplitPoint cut,
+             const Runs& problem_runs, double child_budget) const {
     Node right{middle() + 1,
                end,
                quantiles[middle()],
                high,
                cut.point,
                last_point,
-               runs,
+               problem_runs,
                lo + cut.split,
                hi,
                kReleasedEndWeight,
                last_end,
-               ChildBudget(),
+               child_budget,
                split};
     if (last_end == kBoundEndWeight && first_end == kReleasedEndWeight) {
       const double q = quantiles[middle()];
@@ -197,15 +212,19 @@ void SampleNode(const Node& node, const std::vector<double>& quantiles,
                 std::vector<int64_t>* points) {
   if (node.begin >= node.end) return;
   const QuantileProblem problem = node.Problem(quantiles);
-  const ExponentialQuantileSampler& sampler = samplers.For(node.epsilon());
+  const double epsilon = node.epsilon();
+  const ExponentialQuantileSampler& sampler = samplers.For(epsilon);
   if (node.leaf()) {
     (*points)[node.middle()] = sampler.SamplePoint(problem, rng);
     return;
   }
   const SplitPoint cut = sampler.SampleSplit(problem, rng);
   (*points)[node.middle()] = cut.point;
-  SampleNode(node.Left(quantiles, cut), quantiles, samplers, rng, points);
-  SampleNode(node.Right(quantiles, cut), quantiles, samplers, rng, points);
+  const double child_budget = node.ChildBudget(epsilon);
+  SampleNode(node.Left(quantiles, cut, problem.runs, child_budget), quantiles,
+             samplers, rng, points);
+  SampleNode(node.Right(quantiles, cut, problem.runs, child_budget), quantiles,
+             samplers, rng, points);
 }
 
 double NodeLogProbability(const Node& node,
@@ -222,12 +241,15 @@ double NodeLogProbability(const Node& node,
        SplitProbabilities(problem, epsilon, sub_points, false)) {
     if (output.first != point || !(probability > 0)) continue;
     const SplitPoint cut{point, output.second};
-    total =
-        LogAdd(total, std::log(probability) +
-                          NodeLogProbability(node.Left(quantiles, cut),
-                                             quantiles, sub_points, points) +
-                          NodeLogProbability(node.Right(quantiles, cut),
-                                             quantiles, sub_points, points));
+    const double child_budget = node.ChildBudget(epsilon);
+    total = LogAdd(
+        total, std::log(probability) +
+                   NodeLogProbability(
+                       node.Left(quantiles, cut, problem.runs, child_budget),
+                       quantiles, sub_points, points) +
+                   NodeLogProbability(
+                       node.Right(quantiles, cut, problem.runs, child_budget),
+                       quantiles, sub_points, points));
   }
   return total;
 }

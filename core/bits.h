@@ -61,20 +61,22 @@ inline int CeilLog2Of64(uint64_t x) {
 // them compare up to 32 bits at once and consume only up to the first
 // differing bit, so a Bernoulli trial still uses about two bits, not a word.
 // Bits peeked but not consumed were never used by any decision: they stay
-// fresh for the next one. No bit is skipped, so a scripted source is read
-// exactly as written (the tests rely on it).
+// fresh for the next one, also after the reader is gone (the source keeps
+// them, SpareBits). No bit is skipped, so a scripted source is read exactly
+// as written (the tests rely on it).
 class BitReader {
  public:
   static constexpr int kMaxPeek = 32;
-  explicit BitReader(RandomSource& rng) : rng_(rng) {}
+  explicit BitReader(RandomSource& rng)
+      : rng_(rng), s_(rng.spare_bits()), healthy_(rng.healthy()) {}
   // The next `count` bits (0..kMaxPeek) as an integer, first bit highest.
   uint64_t Peek(int count) {
-    if (left_ < count) Refill(count);
-    return count == 0 ? 0 : high_ >> (64 - count);
+    if (s_.left < count) Refill(count);
+    return count == 0 ? 0 : s_.high >> (64 - count);
   }
   void Consume(int count) {
-    high_ = count == 64 ? 0 : high_ << count;
-    left_ -= count;
+    s_.high = count == 64 ? 0 : s_.high << count;
+    s_.left -= count;
     consumed_ += static_cast<uint64_t>(count);
     if (consumed_ > limit_) healthy_ = false;
   }
@@ -99,29 +101,26 @@ class BitReader {
   RandomSource& source() { return rng_; }
 
  private:
-  // Moves bits from the next word behind the `left_` unread ones of high_.
-  // Unused bits of high_ and low_ are always 0.
+  // Moves bits from the next word behind the `left` unread ones of high.
+  // Unused bits of high and low are always 0.
   void Refill(int count) {
-    while (left_ < count) {
-      if (low_left_ == 0) {
-        low_ = rng_.NextUint64();
+    while (s_.left < count) {
+      if (s_.low_left == 0) {
+        s_.low = rng_.NextUint64();
         healthy_ = healthy_ && rng_.healthy();
-        low_left_ = 64;
+        s_.low_left = 64;
       }
-      const int take = std::min(64 - left_, low_left_);
-      high_ |= left_ == 0 ? low_ : low_ >> left_;
-      low_ = take == 64 ? 0 : low_ << take;
-      low_left_ -= take;
-      left_ += take;
+      const int take = std::min(64 - s_.left, s_.low_left);
+      s_.high |= s_.left == 0 ? s_.low : s_.low >> s_.left;
+      s_.low = take == 64 ? 0 : s_.low << take;
+      s_.low_left -= take;
+      s_.left += take;
     }
   }
 
   RandomSource& rng_;
-  uint64_t high_ = 0;  // left_ unread bits, at the top
-  uint64_t low_ = 0;   // low_left_ more, at the top
-  int left_ = 0;
-  int low_left_ = 0;
-  bool healthy_ = true;
+  SpareBits& s_;  // the source's unread bits
+  bool healthy_;
   uint64_t consumed_ = 0;
   uint64_t limit_ = ~uint64_t{0};
 };

@@ -154,6 +154,18 @@ struct Pool {
 // 2^(ceil(log2 S) + 2 - floor(y0)), within the cap.
 constexpr int kGroupCapBits = 4;
 
+// floor(a / b), b >= 1: below 2^52 by a double division (a 64-bit
+// division takes several times as long), else by the division. Exact: a
+// and b are exact doubles, and if a = k b - r with 1 <= r < b, a / b lies
+// r / b >= 1 / b below k while the division's rounding error is at most
+// k 2^-53 = (a + r) 2^-53 / b < r / b (a < 2^52), so the rounded quotient
+// stays below k; rounding is monotone and k - 1 is a double, so it stays
+// at or above k - 1.
+uint64_t Quotient(uint64_t a, uint64_t b) {
+  if (a >= (uint64_t{1} << 52)) return a / b;
+  return static_cast<uint64_t>(static_cast<double>(a) / static_cast<double>(b));
+}
+
 // 1 / (the rate M 2^-64 in bits per rank), rounded (for guesses only);
 // converting a 64-bit M avoids the 128-bit one, a call in WebAssembly.
 double RanksPerBit(Uint128 multiplier) {
@@ -517,10 +529,12 @@ int64_t PointMeasure::PointAt(int64_t from, int64_t to, uint64_t offset) const {
         k_last <= shift_ ? last_ : last_ - (int64_t{1} << k_last) + 1;
     const int64_t end = std::min({to, first_end, last_end});
     const uint64_t weight = Weight(p);
-    const uint64_t points = static_cast<uint64_t>(end - p) + 1;
-    if (offset / weight < points)
-      return p + static_cast<int64_t>(offset / weight);
-    offset -= points * weight;
+    // The piece's mass is below 2^64 (every mass is); comparing with it
+    // divides only in the piece that holds the offset.
+    const uint64_t mass = (static_cast<uint64_t>(end - p) + 1) * weight;
+    if (offset < mass)
+      return p + static_cast<int64_t>(Quotient(offset, weight));
+    offset -= mass;
     p = end + 1;
   }
   return to;

@@ -70,16 +70,16 @@
 // mass (a uniform integer below the mass, located by PointMeasure::PointAt
 // or the ranks' edges).
 // Items are bands: outputs whose weight exponent y has one whole part
-// floor(y) near the target, and past kExactBandBits bits a whole part in a
-// range of 2, 4, 8, ... (output_walk.h). The atom-aware form's are stretches of grid
-// points (gaps and occupied points). The split form's are stretches of
-// ranks, the outputs with r records before them sharing one utility
-// (between runs the top sub-gap of the lower point, the empty points
+// floor(y) near the target, and past kExactBandBits bits a whole part in
+// a range of 2, 4, 8, ... (output_walk.h). The atom-aware form's are
+// stretches of grid points (gaps and occupied points). The split form's are
+// stretches of ranks, the outputs with r records before them sharing one
+// utility (between runs the top sub-gap of the lower point, the empty points
 // between and the lowest sub-gap of the upper point; inside an atom one
 // sub-gap), sized by the edges of their first rank and the one after
 // their last. The drawn output is then accepted with 2^-(y - W), W the
-// band's least floor(y): floor(y) - W zero bits, then a 2^-frac(y) trial. Items are
-// listed outward from the target; once everything left in a direction is
+// band's least floor(y): floor(y) - W zero bits, then a 2^-frac(y) trial. Items
+// are listed outward from the target; once everything left in a direction is
 // bounded 2^20 below the largest item, the rest is one group with a dyadic
 // bound on its weight, listed only if drawn (about once in 2^20 draws), so an
 // atom costs what its ranks near the target cost, whatever its size. The

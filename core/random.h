@@ -13,14 +13,31 @@
 
 namespace dpq {
 
+// Bits a BitReader (bits.h) took from a source's words and did not read:
+// the next reader of the source goes on from them, so a release of many
+// small draws spends every word it takes (each draw used to drop about a
+// word and a half). They were never read, so they are as fresh as the
+// next word.
+struct SpareBits {
+  uint64_t high = 0;  // `left` bits, at the top
+  uint64_t low = 0;   // `low_left` more, at the top
+  int left = 0;
+  int low_left = 0;
+};
+
 class RandomSource {
  public:
   virtual ~RandomSource() = default;
   // 64 uniformly random bits.
   virtual uint64_t NextUint64() = 0;
+  // What BitReaders of this source left unread.
+  SpareBits& spare_bits() { return spare_; }
   // False once the source could not deliver real randomness; a release that
   // sees this discards its result.
   virtual bool healthy() const { return true; }
+
+ private:
+  SpareBits spare_;
 };
 
 // The operating system's cryptographically secure generator, through

@@ -86,6 +86,12 @@ void ExpectMeasureIs(const PointMeasure& m, int64_t first,
       ASSERT_LE(m.Mass(from, p - 1), o);
       ASSERT_GT(m.Mass(from, p), o);
     }
+    // Both ends of every point's share, where a quotient off by one
+    // (PointAt divides inside a piece) would land on a neighbour.
+    for (int64_t p = from; p <= last; ++p) {
+      ASSERT_EQ(m.PointAt(from, last, m.Mass(from, p - 1)), p);
+      ASSERT_EQ(m.PointAt(from, last, m.Mass(from, p) - 1), p);
+    }
   }
 }
 
@@ -161,6 +167,13 @@ TEST(PointMeasureTest, ReachedShellsMatchTheirDefinition) {
     const int64_t p = big.PointAt(0, last, o);
     ASSERT_LE(big.Mass(0, p - 1), o);
     ASSERT_GT(big.Mass(0, p), o);
+  }
+  // Offsets past 2^52 inside one piece (an integer division), at both ends
+  // of points' shares.
+  ASSERT_GT(total, uint64_t{1} << 54);
+  for (const int64_t p : {last / 2, last / 2 + 1, last - 5, int64_t{1} << 40}) {
+    ASSERT_EQ(big.PointAt(0, last, big.Mass(0, p - 1)), p);
+    ASSERT_EQ(big.PointAt(0, last, big.Mass(0, p) - 1), p);
   }
   // Beyond the reach a point one shell further weighs 2^-(1 +
   // kReachDecayBits) as much (1 for the shell, the rest the decay); the

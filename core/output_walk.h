@@ -30,7 +30,17 @@ struct RunRange {
 
 inline RunRange ProblemRuns(const QuantileProblem& p) {
   if (p.count() == 0) return {};
-  return {p.runs.RunOfRank(p.lo), p.runs.RunOfRank(p.hi - 1) + 1};
+  // Runs narrowed to the problem's ranks (AQ's nodes): all of them, checked
+  // at both ends in O(1).
+  const Runs& r = p.runs;
+  const double lo = static_cast<double>(p.lo);
+  const double last = static_cast<double>(p.hi - 1);
+  const size_t first = r.ends[0] > lo ? 0 : r.RunOfRank(p.lo);
+  const size_t end =
+      r.ends[r.size - 1] > last && (r.size == 1 || !(r.ends[r.size - 2] > last))
+          ? r.size
+          : r.RunOfRank(p.hi - 1) + 1;
+  return {first, end};
 }
 
 // The run of `range` holding the problem's record `record` (0-based, below

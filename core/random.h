@@ -42,9 +42,9 @@ class RandomSource {
 
 // The operating system's cryptographically secure generator, through
 // getentropy(): the kernel natively, crypto.getRandomValues under Emscripten
-// (wasm/entropy.js). Buffered: 256 bytes first, then 4 KiB per refill for
-// releases that draw a lot (in one call where getentropy allows it, as the
-// WebAssembly bridge does, else 256 bytes at a time).
+// (wasm/entropy.js). Buffered: natively 256 bytes first, then 4 KiB per
+// refill for releases that draw a lot (256 bytes a call, what getentropy
+// serves); in WebAssembly 4 KiB per call, whose cost is mostly the call.
 class SecureRandom final : public RandomSource {
  public:
   SecureRandom();

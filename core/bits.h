@@ -40,6 +40,30 @@ inline Uint128 PowerOfTwo(int k) {
                 : static_cast<Uint128>(uint64_t{1} << (k - 64)) << 64;
 }
 
+// x 2^s as 128 bits, 0 <= s < 64, from 64-bit shifts (WebAssembly calls a
+// helper for a 128-bit shift by a variable count).
+inline Uint128 ShiftLeftWide(uint64_t x, int s) {
+  if (s == 0) return x;
+  return (static_cast<Uint128>(x >> (64 - s)) << 64) | (x << s);
+}
+
+// x 2^-s as 128 bits, 0 <= s < 128, from 64-bit shifts.
+inline Uint128 ShiftRightWide(Uint128 x, int s) {
+  const auto high = static_cast<uint64_t>(x >> 64);
+  const auto low = static_cast<uint64_t>(x);
+  if (s == 0) return x;
+  if (s >= 64) return high >> (s - 64);
+  return (static_cast<Uint128>(high >> s) << 64) | (low >> s) |
+         (high << (64 - s));
+}
+
+// x rounded to a double, near enough for estimates (not correctly rounded;
+// no 128-bit conversion, a helper call in WebAssembly).
+inline double ApproximateDouble(Uint128 x) {
+  return static_cast<double>(static_cast<uint64_t>(x >> 64)) * 0x1p64 +
+         static_cast<double>(static_cast<uint64_t>(x));
+}
+
 // Bits needed to hold x (0 for 0).
 inline int BitWidth(Uint128 x) {
   const uint64_t high = static_cast<uint64_t>(x >> 64);
@@ -142,6 +166,18 @@ inline Uint128 UniformBits(BitReader& bits, Uint128 bound) {
       value = bits.Bits(width);
     } while (value >= b && bits.healthy());
     return value < b ? value : 0;  // >= b only from an unhealthy source
+  }
+  // In 64 bits below 2^63 (the same bits read; a bound of 2^64 would not
+  // fit).
+  if (width < 2 * BitReader::kMaxPeek) {
+    const uint64_t b = static_cast<uint64_t>(bound);
+    const int rest = width - BitReader::kMaxPeek;
+    uint64_t value;
+    do {
+      value = bits.Bits(BitReader::kMaxPeek) << rest;
+      value |= bits.Bits(rest);
+    } while (value >= b && bits.healthy());
+    return value < b ? value : 0;
   }
   Uint128 value;
   do {

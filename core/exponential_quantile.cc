@@ -62,7 +62,7 @@ class TargetDistance {
   // The target in ranks, rounded to a double (for guesses only).
   double target_ranks() const {
     return (narrow_ ? static_cast<double>(narrow_target_)
-                    : static_cast<double>(target_)) /
+                    : ApproximateDouble(target_)) /
            static_cast<double>(uint64_t{1} << kTargetFractionBits);
   }
   // The rank of the target, floor(q n).
@@ -166,14 +166,10 @@ uint64_t Quotient(uint64_t a, uint64_t b) {
   return static_cast<uint64_t>(static_cast<double>(a) / static_cast<double>(b));
 }
 
-// 1 / (the rate M 2^-64 in bits per rank), rounded (for guesses only);
-// converting a 64-bit M avoids the 128-bit one, a call in WebAssembly.
+// 1 / (the rate M 2^-64 in bits per rank), rounded (for guesses only).
 double RanksPerBit(Uint128 multiplier) {
   if (multiplier == 0) return std::numeric_limits<double>::infinity();
-  const double m = (multiplier >> 64) == 0
-                       ? static_cast<double>(static_cast<uint64_t>(multiplier))
-                       : static_cast<double>(multiplier);
-  return 0x1p64 / m;
+  return 0x1p64 / ApproximateDouble(multiplier);
 }
 
 // The base-two exponent of the outputs standing for ranks [low, high]:
@@ -570,7 +566,7 @@ Uint128 QuantileProblem::ScaledTarget() const {
   const Uint128 product = MultiplyWide(mantissa, n);
   const int shift = 33 - exponent;
   if (shift >= 128) return 0;
-  return (product + (static_cast<Uint128>(1) << (shift - 1))) >> shift;
+  return ShiftRightWide(product + PowerOfTwo(shift - 1), shift);
 }
 
 uint64_t QuantileProblem::ScaledDistance(uint64_t low, uint64_t high) const {

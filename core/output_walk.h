@@ -101,8 +101,7 @@ struct RankOutputs {
   uint64_t high_size = 0;
 
   static Uint128 Scale(uint64_t mass, uint64_t k, int k_shift) {
-    return k_shift >= 0 ? static_cast<Uint128>(mass) << k_shift
-                        : MultiplyWide(mass, k);
+    return k_shift >= 0 ? ShiftLeftWide(mass, k_shift) : MultiplyWide(mass, k);
   }
   Uint128 Size(uint64_t k, int k_shift) const {
     return Scale(gap_mass, k, k_shift) + low_size + high_size;
@@ -230,13 +229,15 @@ class RankEdges {
 // [whole, whole + width): one item of a draw. `edge` is first's edge, `run`
 // a run near it, `size` the band's outputs' total size, `whole` the least
 // floor(y) of its ranks (its proposal's).
+// (Largest member first: 64 bytes in WebAssembly, where a band of 80
+// bytes, with padding, was copied into the draw's list by a memcpy call.)
 struct RankBand {
+  Uint128 size = 0;
+  RankEdge edge;
   uint64_t first = 0;
   uint64_t last = 0;
-  RankEdge edge;
-  size_t run = 0;
-  Uint128 size = 0;
   int64_t whole = 0;
+  size_t run = 0;
 };
 
 // The largest i in [0, limit] with same(i), given same(0) and that same is
@@ -326,7 +327,7 @@ class BandWalker {
       const RankEdge next = e_->At(last + 1, &run);
       const Uint128 size = e_->Span(edge_, next);
       if (size > 0) {
-        list(RankBand{a, last, edge_, run_, size, whole}, CeilLog2(size), a,
+        list(RankBand{size, edge_, a, last, whole, run_}, CeilLog2(size), a,
              last);
       }
       edge_ = next;
@@ -348,7 +349,7 @@ class BandWalker {
     const RankEdge low = e_->At(first, &run);
     const Uint128 size = e_->Span(low, edge_);
     if (size > 0) {
-      list(RankBand{first, a, low, run, size, whole}, CeilLog2(size), first, a);
+      list(RankBand{size, low, first, a, whole, run}, CeilLog2(size), first, a);
     }
     edge_ = low;
     run_ = run;

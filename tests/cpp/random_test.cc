@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/bits.h"
 #include "tests/cpp/test_util.h"
 
 namespace dpq {
@@ -104,6 +105,39 @@ TEST(UniformTest, IntegersAreUniform) {
   // A bound above 2^63 exercises the rejection step.
   const uint64_t huge = (uint64_t{1} << 63) + 12345;
   for (int i = 0; i < 1000; ++i) ASSERT_LT(UniformInteger(rng, huge), huge);
+}
+
+// UniformBits reads the fewest bits that hold bound - 1, most significant
+// first, and rejects values at or past the bound: the same values and the
+// same bits as a bit-by-bit reading, at every width (one word or two, up
+// to and past 2^64), and a bound of 2^64 exactly (whose low word is 0)
+// terminates.
+TEST(UniformTest, UniformBitsReadsTheFewestBitsBelowEveryBound) {
+  const Uint128 two64 = Uint128{1} << 64;
+  for (const Uint128 bound :
+       {Uint128{1}, Uint128{2}, Uint128{3}, Uint128{1} << 32,
+        (Uint128{1} << 32) + 1, (Uint128{1} << 33) - 1, (Uint128{3} << 40) + 5,
+        Uint128{1} << 63, (Uint128{1} << 63) + 1, two64 - 1, two64, two64 + 1,
+        (Uint128{1} << 100) + 7}) {
+    SeededRandom a(9);
+    SeededRandom b(9);
+    BitReader fast(a);
+    BitReader slow(b);
+    const int width = bound <= 1 ? 0 : BitWidth(bound - 1);
+    for (int i = 0; i < 300; ++i) {
+      const Uint128 value = UniformBits(fast, bound);
+      ASSERT_TRUE(value < bound);
+      Uint128 expected;
+      do {
+        expected = 0;
+        for (int bit = 0; bit < width; ++bit) {
+          expected = (expected << 1) | slow.Bits(1);
+        }
+      } while (expected >= bound);
+      ASSERT_TRUE(value == expected) << "width " << width << " draw " << i;
+      ASSERT_EQ(fast.consumed(), slow.consumed()) << "width " << width;
+    }
+  }
 }
 
 }  // namespace

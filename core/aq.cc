@@ -237,11 +237,11 @@ double NodeLogProbability(const Node& node,
   const double epsilon = node.epsilon();
   if (node.leaf()) return PointLogProbability(problem, epsilon, point);
   double total = kNegativeInfinity;
+  const double child_budget = node.ChildBudget(epsilon);
   for (const auto& [output, probability] :
        SplitProbabilities(problem, epsilon, sub_points, false)) {
     if (output.first != point || !(probability > 0)) continue;
     const SplitPoint cut{point, output.second};
-    const double child_budget = node.ChildBudget(epsilon);
     total = LogAdd(
         total, std::log(probability) +
                    NodeLogProbability(

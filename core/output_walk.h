@@ -278,6 +278,22 @@ uint64_t LastSame(uint64_t limit, uint64_t guess, const Same& same) {
   return low;
 }
 
+// How many ranks past `a` (toward higher ranks if `upward`, at most
+// `limit`) a band starting at `a` reaches: the farthest whose floor(y) is
+// below `end`, given that a's is. From the weights' floating-point guess,
+// corrected exactly by LastSame.
+template <typename Weights>
+uint64_t BandReach(const Weights& w, uint64_t a, uint64_t limit, int64_t end,
+                   bool upward) {
+  const uint64_t guess = w.Guess(end - 1, upward);
+  const uint64_t hint =
+      upward ? (guess > a ? guess - a : 0) : (guess < a ? a - guess : 0);
+  return LastSame(limit, hint, [&](uint64_t i) {
+    const uint64_t r = upward ? a + i : a - i;
+    return w.Whole(r, r) < end;
+  });
+}
+
 // Walks the split form's ranks outward from one in bands (RankBand): the
 // ranks next to each other whose floor(y) lies in [whole, whole + width)
 // (width 1: they share it), so a band's proposal 2^(ceil(log2 size) -
@@ -319,10 +335,7 @@ class BandWalker {
     if (upward_) {
       uint64_t last = a;
       if (a > w_->target_rank() && a < n_) {
-        const uint64_t guess = w_->Guess(end - 1, true);
-        last = a + LastSame(n_ - a, guess > a ? guess - a : 0, [&](uint64_t i) {
-                 return w_->Whole(a + i, a + i) < end;
-               });
+        last = a + BandReach(*w_, a, n_ - a, end, true);
       }
       const RankEdge next = e_->At(last + 1, &run);
       const Uint128 size = e_->Span(edge_, next);
@@ -340,12 +353,7 @@ class BandWalker {
       return;
     }
     uint64_t first = a;
-    if (a > 0) {
-      const uint64_t guess = w_->Guess(end - 1, false);
-      first = a - LastSame(a, guess < a ? a - guess : 0, [&](uint64_t i) {
-                return w_->Whole(a - i, a - i) < end;
-              });
-    }
+    if (a > 0) first = a - BandReach(*w_, a, a, end, false);
     const RankEdge low = e_->At(first, &run);
     const Uint128 size = e_->Span(low, edge_);
     if (size > 0) {
@@ -426,12 +434,7 @@ class SegmentBandWalker {
     const int64_t end = whole + width;
     if (upward_) {
       uint64_t e = a;
-      if (a < n) {
-        const uint64_t guess = w_->Guess(end - 1, true);
-        e = a + LastSame(n - a, guess > a ? guess - a : 0, [&](uint64_t i) {
-              return w_->Whole(a + i, a + i) < end;
-            });
-      }
+      if (a < n) e = a + BandReach(*w_, a, n - a, end, true);
       int64_t last = p_->last_point;
       if (e < n) {
         run_ = RunOfRecord(*p_, range_, e, run_);
@@ -447,12 +450,7 @@ class SegmentBandWalker {
       return;
     }
     uint64_t e = a;
-    if (a > 0) {
-      const uint64_t guess = w_->Guess(end - 1, false);
-      e = a - LastSame(a, guess < a ? a - guess : 0, [&](uint64_t i) {
-            return w_->Whole(a - i, a - i) < end;
-          });
-    }
+    if (a > 0) e = a - BandReach(*w_, a, a, end, false);
     int64_t first = p_->first_point;
     if (e > 0) {
       run_ = RunOfRecord(*p_, range_, e - 1, run_ - 1);

@@ -70,6 +70,7 @@ OutputGrid OutputGrid::Default(double lower, double upper, int64_t most_steps) {
   grid.steps_ = steps;
   grid.cells_per_unit_ = static_cast<double>(steps) / range;
   grid.first_multiple_ = first;
+  grid.SetNearestShortcut();
   return grid;
 }
 
@@ -122,6 +123,7 @@ StatusOr<OutputGrid> OutputGrid::WithStep(double lower, double upper,
       grid.divisor_ = power;
       grid.first_multiple_ = lower < 0 ? -*l : *l;
       grid.stride_ = *s;
+      grid.SetNearestShortcut();
     }
   }
   return grid;
@@ -185,7 +187,51 @@ int64_t OutputGrid::FloorPoint(double x, int64_t max_point) const {
   return cell;
 }
 
+void OutputGrid::SetNearestShortcut() {
+  // Point j (0 < j < steps) is m_j = (first + j stride) 10^e rounded, with
+  // spacing s = stride 10^e. In units of s, with u = 2^-53, M the larger
+  // bound's magnitude, S = steps and X = M / s + S + 2:
+  // - t is within 4 u X of x's exact position: the scale is 1 / s off by
+  //   2 u (two roundings at most), x times it by 3 u of M / s; the offset
+  //   first / stride, at most M / s + 1, by u of it; the subtraction by u
+  //   of t, at most S + 1;
+  // - PointOfByValues compares fl(m_{j+1} - x) with fl(x - m_j): each m is
+  //   off by u (M + s) and each difference by u s, so its choice differs
+  //   from the exact midpoint's only within u (M / s + 2) <= u X of it.
+  // So a t further than 5 u X from a midpoint (and from 1 and S - 1) is on
+  // the side the values say. The slack is 8 u X = 2^-50 X; where it reaches
+  // a quarter (points near 2^48 spacings from 0) there is no shortcut.
+  fast_slack_ = 0;
+  if (divisor_ <= 0 && multiplier_ <= 0) return;
+  const double unit = static_cast<double>(stride_) *
+                      (divisor_ > 0 ? 1 / divisor_ : multiplier_);
+  const double magnitude = std::max(std::fabs(lower_), std::fabs(upper_));
+  const double slack =
+      std::ldexp(magnitude / unit + static_cast<double>(steps_) + 2, -50);
+  if (!(slack < 0.25)) return;
+  fast_scale_ = divisor_ > 0 ? divisor_ / static_cast<double>(stride_)
+                             : 1 / (multiplier_ * static_cast<double>(stride_));
+  fast_offset_ =
+      static_cast<double>(first_multiple_) / static_cast<double>(stride_);
+  fast_slack_ = slack;
+}
+
 int64_t OutputGrid::PointOf(double x) const {
+  if (fast_slack_ > 0) {
+    const double t = x * fast_scale_ - fast_offset_;
+    if (t >= 1 + fast_slack_ &&
+        t <= static_cast<double>(steps_ - 1) - fast_slack_) {
+      const double whole = std::floor(t);
+      const double part = t - whole;  // exact: 1 <= t < 2^52
+      if (std::fabs(part - 0.5) > fast_slack_) {
+        return static_cast<int64_t>(whole) + (part > 0.5 ? 1 : 0);
+      }
+    }
+  }
+  return PointOfByValues(x);
+}
+
+int64_t OutputGrid::PointOfByValues(double x) const {
   // FloorPoint(x, steps), keeping the two values it compares (usually the
   // only two ValueAt calls), then the nearer of the two points.
   int64_t below = EstimatePoint(x, steps_);

@@ -93,6 +93,10 @@ class OutputGrid {
   // The grid point nearest to x in [lower, upper] (the lower one on a tie).
   // Monotone non-decreasing in x.
   int64_t PointOf(double x) const;
+  // PointOf by comparing x with its two neighbouring points' values: what
+  // PointOf returns, always (it takes a shortcut on decimal grids where
+  // the answer is certain; tests compare the two).
+  int64_t PointOfByValues(double x) const;
   // The value of grid point j in [0, steps]: lower at 0, upper at steps,
   // monotone in j.
   double ValueAt(int64_t j) const;
@@ -102,6 +106,8 @@ class OutputGrid {
   int64_t FloorPoint(double x, int64_t max_point) const;
   // A first guess at FloorPoint (from the scale), clamped to [0, max_point].
   int64_t EstimatePoint(double x, int64_t max_point) const;
+  // Sets the decimal grids' shortcut for PointOf (fast_slack_ below).
+  void SetNearestShortcut();
 
   // A decimal grid's k-th multiple of 10^e, correctly rounded.
   double Multiple(int64_t k) const {
@@ -122,6 +128,15 @@ class OutputGrid {
   int64_t stride_ = 1;
   double divisor_ = 0;
   double multiplier_ = 0;
+  // PointOf's shortcut on decimal grids: t = x fast_scale_ - fast_offset_
+  // is x's position in points, (x 10^-e - first_multiple_) / stride_, to
+  // within fast_slack_ (which also covers how far the rounded points'
+  // midpoints lie from the exact ones); where t is further than that from
+  // a midpoint, inside [1, steps - 1], the nearest point is round(t). 0:
+  // no shortcut.
+  double fast_scale_ = 0;
+  double fast_offset_ = 0;
+  double fast_slack_ = 0;
 };
 
 // Most buckets a bucketed release or a release from counts takes: 2^26

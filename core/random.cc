@@ -31,24 +31,47 @@ constexpr double kTwoToMinus52 = 1.0 / 4503599627370496.0;
 
 SecureRandom::SecureRandom() = default;
 
+#ifdef __EMSCRIPTEN__
+namespace {
+
+// The module's pool (random.h). Refilled whole when a read would pass its
+// end; a failed fill leaves it empty, so the next read tries again.
+struct EntropyPool {
+  static constexpr size_t kBytes = 65536;
+  std::array<uint8_t, kBytes> bytes;
+  size_t position = kBytes;  // next unread byte
+};
+
+EntropyPool& SharedPool() {
+  static EntropyPool pool;
+  return pool;
+}
+
+}  // namespace
+
+uint64_t SecureRandom::NextUint64() {
+  EntropyPool& pool = SharedPool();
+  if (pool.position + sizeof(uint64_t) > EntropyPool::kBytes) {
+    if (getentropy(pool.bytes.data(), EntropyPool::kBytes) != 0) {
+      healthy_ = false;
+      return 0;
+    }
+    pool.position = 0;
+  }
+  uint64_t value;
+  std::memcpy(&value, pool.bytes.data() + pool.position, sizeof(value));
+  pool.position += sizeof(value);
+  return value;
+}
+#else
 void SecureRandom::Refill() {
   constexpr size_t kPiece = 256;  // what POSIX getentropy() must serve
-#ifdef __EMSCRIPTEN__
-  // One crypto.getRandomValues call costs about as much as 16 KiB of its
-  // bytes: the whole buffer at once, so a release of up to 4 KiB of random
-  // bits (n = 1,000, m = 120 reads about 2 KiB) makes one call.
-  size_ = buffer_.size();
-#else
   // A system call per 256 bytes: small releases read little, 256 bytes
   // first, then the whole buffer.
   size_ = size_ == 0 ? kPiece : buffer_.size();
-#endif
-  bool ok = getentropy(buffer_.data(), size_) == 0;
-  if (!ok) {  // more than getentropy serves at once here
-    ok = true;
-    for (size_t offset = 0; ok && offset < size_; offset += kPiece) {
-      ok = getentropy(buffer_.data() + offset, kPiece) == 0;
-    }
+  bool ok = true;
+  for (size_t offset = 0; ok && offset < size_; offset += kPiece) {
+    ok = getentropy(buffer_.data() + offset, kPiece) == 0;
   }
   if (!ok) {
     healthy_ = false;
@@ -64,6 +87,7 @@ uint64_t SecureRandom::NextUint64() {
   position_ += sizeof(value);
   return value;
 }
+#endif
 
 std::array<uint32_t, 16> SeededRandom::Block(
     const std::array<uint32_t, 8>& key, uint32_t counter,

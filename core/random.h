@@ -42,9 +42,14 @@ class RandomSource {
 
 // The operating system's cryptographically secure generator, through
 // getentropy(): the kernel natively, crypto.getRandomValues under Emscripten
-// (wasm/entropy.js). Buffered: natively 256 bytes first, then 4 KiB per
-// refill for releases that draw a lot (256 bytes a call, what getentropy
-// serves); in WebAssembly 4 KiB per call, whose cost is mostly the call.
+// (wasm/entropy.js). Buffered. Natively each source has its own buffer:
+// 256 bytes first, then 4 KiB per refill for releases that draw a lot (256
+// bytes a call, what getentropy serves); a forked process never shares
+// bytes with its parent. In WebAssembly (one thread per instance, no fork)
+// the sources share one 64 KiB pool of the module's: a crypto call costs
+// about what 16 KiB of its bytes do, and a release of n = 1,000 and
+// m = 120 reads about 2 KiB, so one call serves about 30 releases. Every
+// byte is read once.
 class SecureRandom final : public RandomSource {
  public:
   SecureRandom();
@@ -52,10 +57,12 @@ class SecureRandom final : public RandomSource {
   bool healthy() const override { return healthy_; }
 
  private:
+#ifndef __EMSCRIPTEN__
   void Refill();
   std::array<uint8_t, 4096> buffer_{};
   size_t size_ = 0;      // bytes of buffer_ in use
   size_t position_ = 0;  // next unread byte
+#endif
   bool healthy_ = true;
 };
 

@@ -268,6 +268,37 @@ describe('secure randomness and limits', () => {
     expect(noEntropy.quantiles([1, 2, 3], { ...base, seed: 1 }).length).toBe(3);
   });
 
+  it('fills a 64 KiB pool per crypto call that serves many releases, and retries after a failed fill', async () => {
+    const { default: createDpqModule } = await import('../../dist/generated/dpq_module.mjs');
+    const { wrapModule } = await import('../../dist/api.js');
+    const { webcrypto } = await import('node:crypto');
+    const fills: number[] = [];
+    let failNext = true;
+    const pooled = wrapModule(
+      await createDpqModule({
+        dpqFillRandom: (bytes: Uint8Array) => {
+          fills.push(bytes.length);
+          if (failNext) {
+            failNext = false;
+            throw new Error('not yet');
+          }
+          webcrypto.getRandomValues(bytes);
+        },
+      }),
+    );
+    // The first fill fails: that release is refused, the next one refills.
+    expectError(() => pooled.quantiles([1, 2, 3], base), 'ENTROPY_UNAVAILABLE');
+    const data = Float64Array.from({ length: 1000 }, (_, i) => (i * 37) % 100);
+    const quantiles = Array.from({ length: 120 }, (_, i) => (i + 1) / 121);
+    const first = pooled.quantiles(data, { lower: 0, upper: 100, epsilon: 1, quantiles });
+    for (let i = 0; i < 99; i++) pooled.quantiles(data, { lower: 0, upper: 100, epsilon: 1, quantiles });
+    // About 2 KiB a release: 100 releases in a few 64 KiB fills, not 100.
+    expect(fills.every((length) => length === 65536)).toBe(true);
+    expect(fills.length).toBeGreaterThanOrEqual(3);
+    expect(fills.length).toBeLessThanOrEqual(10);
+    expect(first.length).toBe(120);
+  });
+
   it('rejects more values than the heap can hold, before and at allocation', () => {
     // Typed arrays pass the type check cheaply; Uint8Array keeps the test light.
     expectError(() => dpq.quantiles(new Uint8Array(2 ** 28 + 1), base), 'TOO_LARGE');

@@ -44,7 +44,10 @@ int Reach(int64_t spacing, double ratio, int64_t width) {
 
 // One node of Algorithm 1: quantiles [begin, end) on the records of ranks
 // [lo, hi) of the release's runs (a node's records are a contiguous slice
-// of the sorted records: a cut sends the first `split` left) and points
+// of the sorted records: a cut sends the first `split` left), `runs` the
+// runs holding them (a view into the release's: its first run's before()
+// reads 0 there, which QuantileProblem::Local clamps to lo as it does the
+// true count, at most lo; so a node's searches cover its own runs), and points
 // [first_point, last_point]; `low` and `high` are the original quantiles at
 // the node's ends (0 and 1 at the root); `first_end` and `last_end` weigh
 // its ends in the base measure (kReleasedEndWeight where an end is a
@@ -86,20 +89,10 @@ struct Node {
     if (split == AqBudgetSplit::kPerLevel) return budget;
     return SubtractDown(budget, own_epsilon);
   }
-  // The runs of the records [lo, hi), a view into `runs` (its first run's
-  // before() reads 0 there, which QuantileProblem::Local clamps to lo as it
-  // does the true count, at most lo), so a node's run searches cover its
-  // own runs only.
-  Runs Narrowed() const {
-    if (hi <= lo) return {runs.points, runs.ends, 0};
-    const size_t first = runs.RunOfRank(lo);
-    const size_t last = runs.RunOfRank(hi - 1);
-    return {runs.points + first, runs.ends + first, last - first + 1};
-  }
   QuantileProblem Problem(const std::vector<double>& quantiles) const {
     // Rescaling from the originals, not level by level, avoids compounding
     // rounding: (q - low) / (high - low) is the paper's repeated rescaling.
-    return {Narrowed(),
+    return {runs,
             lo,
             hi,
             first_point,
@@ -110,17 +103,24 @@ struct Node {
                                  first_reach == 0 ? kBoundDropBits : 0,
                                  last_reach == 0 ? kBoundDropBits : 0)};
   }
-  // A child of this node after `cut`; `problem_runs` is this node's
-  // problem's runs (Narrowed), which hold the child's.
+  // A child of this node after `cut` (its run an index into `runs`).
   Node Left(const std::vector<double>& quantiles, SplitPoint cut,
-            const Runs& problem_runs, double child_budget) const {
+            double child_budget) const {
+    // The run of the left part's last record: the cut's run if the cut
+    // falls inside it, else the one before (none when nothing goes left).
+    size_t left_runs = 0;
+    if (cut.split > 0) {
+      left_runs = cut.run < runs.size && runs.before(cut.run) < lo + cut.split
+                      ? cut.run + 1
+                      : cut.run;
+    }
     Node left{begin,
               middle(),
               low,
               quantiles[middle()],
               first_point,
               cut.point,
-              problem_runs,
+              {runs.points, runs.ends, left_runs},
               lo,
               lo + cut.split,
               first_end,
@@ -142,20 +142,21 @@ struct Node {
     return left;
   }
   Node Right(const std::vector<double>& quantiles, SplitPoint cut,
-             const Runs& problem_runs, double child_budget) const {
-    Node right{middle() + 1,
-               end,
-               quantiles[middle()],
-               high,
-               cut.point,
-               last_point,
-               problem_runs,
-               lo + cut.split,
-               hi,
-               kReleasedEndWeight,
-               last_end,
-               child_budget,
-               split};
+             double child_budget) const {
+    Node right{
+        middle() + 1,
+        end,
+        quantiles[middle()],
+        high,
+        cut.point,
+        last_point,
+        {runs.points + cut.run, runs.ends + cut.run, runs.size - cut.run},
+        lo + cut.split,
+        hi,
+        kReleasedEndWeight,
+        last_end,
+        child_budget,
+        split};
     if (last_end == kBoundEndWeight && first_end == kReleasedEndWeight) {
       const double q = quantiles[middle()];
       const int reach = Reach(cut.point - first_point, (high - q) / (q - low),
@@ -221,10 +222,10 @@ void SampleNode(const Node& node, const std::vector<double>& quantiles,
   const SplitPoint cut = sampler.SampleSplit(problem, rng);
   (*points)[node.middle()] = cut.point;
   const double child_budget = node.ChildBudget(epsilon);
-  SampleNode(node.Left(quantiles, cut, problem.runs, child_budget), quantiles,
-             samplers, rng, points);
-  SampleNode(node.Right(quantiles, cut, problem.runs, child_budget), quantiles,
-             samplers, rng, points);
+  SampleNode(node.Left(quantiles, cut, child_budget), quantiles, samplers, rng,
+             points);
+  SampleNode(node.Right(quantiles, cut, child_budget), quantiles, samplers, rng,
+             points);
 }
 
 double NodeLogProbability(const Node& node,
@@ -241,15 +242,18 @@ double NodeLogProbability(const Node& node,
   for (const auto& [output, probability] :
        SplitProbabilities(problem, epsilon, sub_points, false)) {
     if (output.first != point || !(probability > 0)) continue;
-    const SplitPoint cut{point, output.second};
+    // The run of the right part's first record, as the sampler gives it.
+    const uint64_t split = output.second;
+    const SplitPoint cut{point, split,
+                         split < problem.count()
+                             ? problem.runs.RunOfRank(problem.lo + split)
+                             : problem.runs.size};
     total = LogAdd(
         total, std::log(probability) +
-                   NodeLogProbability(
-                       node.Left(quantiles, cut, problem.runs, child_budget),
-                       quantiles, sub_points, points) +
-                   NodeLogProbability(
-                       node.Right(quantiles, cut, problem.runs, child_budget),
-                       quantiles, sub_points, points));
+                   NodeLogProbability(node.Left(quantiles, cut, child_budget),
+                                      quantiles, sub_points, points) +
+                   NodeLogProbability(node.Right(quantiles, cut, child_budget),
+                                      quantiles, sub_points, points));
   }
   return total;
 }

@@ -431,6 +431,7 @@ class SplitDraw {
     out->point =
         o.Locate(offset - before, p.measure, edges_.k(), edges_.k_shift());
     out->split = rank;
+    out->run = o.run;
     return true;
   }
 

@@ -314,6 +314,10 @@ struct QuantileProblem {
 struct SplitPoint {
   int64_t point = 0;
   uint64_t split = 0;
+  // The split form's run (an index into the problem's runs) holding the
+  // record of local rank `split`, the right part's first; runs.size when
+  // split = n. What AQ's children narrow their runs by, without a search.
+  size_t run = 0;
 };
 
 class ExponentialQuantileSampler {

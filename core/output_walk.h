@@ -99,6 +99,7 @@ struct RankOutputs {
   uint64_t gap_mass = 0;  // the empty points' base mass
   int64_t high_point = 0;
   uint64_t high_size = 0;
+  size_t run = 0;  // record r's run (the range's end at r = n)
 
   static Uint128 Scale(uint64_t mass, uint64_t k, int k_shift) {
     return k_shift >= 0 ? ShiftLeftWide(mass, k_shift) : MultiplyWide(mass, k);
@@ -129,10 +130,12 @@ inline RankOutputs OutputsOfRank(const QuantileProblem& p, RunRange range,
   RankOutputs o;
   const uint64_t n = p.count();
   size_t j = range.end;  // record r's run (none at r = n)
+  o.run = j;
   uint64_t prefix_high = p.measure.Prefix(p.last_point + 1);
   o.gap_last = p.last_point;
   if (r < n) {
     j = RunOfRecord(p, range, r, hint);
+    o.run = j;
     const uint64_t below = p.Local(p.runs.before(j));
     const uint64_t c = p.Local(static_cast<uint64_t>(p.runs.ends[j])) - below;
     o.high_point = p.runs.point(j);

@@ -395,6 +395,16 @@ int64_t CeilProduct(double q, int64_t n) {
 SortedQuantiles SortDistinctQuantiles(const double* quantiles, size_t count) {
   SortedQuantiles sorted;
   sorted.distinct.assign(quantiles, quantiles + count);
+  // Strictly increasing already (what callers usually pass): each is its
+  // own index, without sorting or searching.
+  if (std::adjacent_find(quantiles, quantiles + count, [](double a, double b) {
+        return !(a < b);
+      }) == quantiles + count) {
+    sorted.index_of_input.resize(count);
+    std::iota(sorted.index_of_input.begin(), sorted.index_of_input.end(),
+              size_t{0});
+    return sorted;
+  }
   std::sort(sorted.distinct.begin(), sorted.distinct.end());
   sorted.distinct.erase(
       std::unique(sorted.distinct.begin(), sorted.distinct.end()),

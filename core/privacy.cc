@@ -1,6 +1,7 @@
 #include "core/privacy.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -103,18 +104,40 @@ double OptimalExponentialCompositionDelta(double epsilon_part, int parts,
   return worst;
 }
 
+double ProductMinus(double a, double b, double c) {
+  constexpr double kLeast = 0x1p-450;
+  constexpr double kMost = 0x1p450;
+  const double fa = std::fabs(a);
+  const double fb = std::fabs(b);
+  if (!((fa == 0 || (fa >= kLeast && fa <= kMost)) &&
+        (fb == 0 || (fb >= kLeast && fb <= kMost)))) {
+    return std::fma(a, b, -c);
+  }
+  constexpr double kSplit = 134217729.0;  // 2^27 + 1
+  const double ta = kSplit * a;
+  const double a_high = ta - (ta - a);
+  const double a_low = a - a_high;
+  const double tb = kSplit * b;
+  const double b_high = tb - (tb - b);
+  const double b_low = b - b_high;
+  const double p = a * b;
+  const double e =
+      ((a_high * b_high - p) + a_high * b_low + a_low * b_high) + a_low * b_low;
+  return (p - c) + e;
+}
+
 double DivideDown(double numerator, double denominator) {
   const double q = numerator / denominator;
   // q - a / b = (q b - a) / b, so q is above a / b exactly when q b - a
-  // (exact by fma) has the sign of b.
-  const double error = std::fma(q, denominator, -numerator);
+  // has the sign of b.
+  const double error = ProductMinus(q, denominator, numerator);
   const bool above = denominator > 0 ? error > 0 : error < 0;
   return above ? std::nextafter(q, kInfinityDown) : q;
 }
 
 double MultiplyDown(double a, double b) {
   const double p = a * b;
-  return std::fma(a, b, -p) < 0 ? std::nextafter(p, kInfinityDown) : p;
+  return ProductMinus(a, b, p) < 0 ? std::nextafter(p, kInfinityDown) : p;
 }
 
 double SubtractDown(double a, double b) {
@@ -128,13 +151,13 @@ double SubtractDown(double a, double b) {
 
 double SqrtDown(double x) {
   const double r = std::sqrt(x);
-  return std::fma(r, r, -x) > 0 ? std::nextafter(r, kInfinityDown) : r;
+  return ProductMinus(r, r, x) > 0 ? std::nextafter(r, kInfinityDown) : r;
 }
 
 double ReciprocalUp(double x) {
   const double r = 1 / x;
   // r x - 1 < 0 means r < 1 / x for x > 0, and r > 1 / x for x < 0.
-  const double error = std::fma(r, x, -1.0);
+  const double error = ProductMinus(r, x, 1.0);
   return (x > 0 ? error < 0 : error > 0) ? std::nextafter(r, kInfinityUp) : r;
 }
 
@@ -149,8 +172,8 @@ double AddUp(double a, double b) {
 
 double MultiplyUp(double a, double b) {
   const double product = a * b;
-  return std::fma(a, b, -product) > 0 ? std::nextafter(product, kInfinityUp)
-                                      : product;
+  return ProductMinus(a, b, product) > 0 ? std::nextafter(product, kInfinityUp)
+                                         : product;
 }
 
 double ExpUp(double x) { return RoundUpUlps(std::exp(x), 3); }
@@ -161,11 +184,36 @@ double RoundUpUlps(double x, int ulps) {
   return up;
 }
 
+namespace {
+
+// Decimal::Written(x).Down(), remembering the last few answers: a release
+// asks it for the same budget each time, and the decimal (printed, then
+// parsed) costs about as much as a small release's draws. A pure
+// function, so a remembered answer is the answer.
+double DownWritten(double x) {
+  if (x == 0) return 0;
+  struct Remembered {
+    double written = 0;
+    double down = 0;
+  };
+  static thread_local std::array<Remembered, 4> remembered;
+  static thread_local size_t next = 0;
+  for (const Remembered& r : remembered) {
+    if (r.written == x && r.written != 0) return r.down;
+  }
+  const double down = Decimal::Written(x).Down();
+  remembered[next] = {x, down};
+  next = (next + 1) % remembered.size();
+  return down;
+}
+
+}  // namespace
+
 PrivacyBudget AtOrBelowWritten(const PrivacyBudget& written) {
   PrivacyBudget running = written;
-  running.epsilon = Decimal::Written(written.epsilon).Down();
-  running.delta = Decimal::Written(written.delta).Down();
-  running.rho = Decimal::Written(written.rho).Down();
+  running.epsilon = DownWritten(written.epsilon);
+  running.delta = DownWritten(written.delta);
+  running.rho = DownWritten(written.rho);
   return running;
 }
 

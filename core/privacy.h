@@ -52,7 +52,7 @@ StatusOr<PrivacyBudget> WithDelta(const PrivacyBudget& budget, double delta);
 // budget must never round above its exact value, and a noise scale never
 // below. Each returns the double next to the correctly rounded result on the
 // safe side (toward -infinity or +infinity, whatever the signs) when that
-// result fell on the unsafe one (checked exactly by fma or TwoSum).
+// result fell on the unsafe one (checked exactly by ProductMinus or TwoSum).
 double DivideDown(double numerator, double denominator);  // <= a / b
 double MultiplyDown(double a, double b);                  // <= a b
 double SubtractDown(double a, double b);                  // <= a - b
@@ -66,6 +66,18 @@ double ExpUp(double x);
 // (any sign): the result is >= y. For a floating-point evaluation that is
 // within a few ulps of the quantity it bounds.
 double RoundUpUlps(double x, int ulps);
+
+// a b - c, rounded, with the sign of the exact value (0 only when it is 0):
+// what the checks above read of an fma. Privacy-relevant (they decide the
+// rounding's side by it). Dekker's product: with p = fl(a b) and e = a b - p
+// exact (Veltkamp's split, exact in binary64 where no step overflows or
+// underflows: a and b 0 or of magnitude in [2^-450, 2^450]), the result is
+// fl(fl(p - c) + e). Where p - c is inexact, p and c differ by more than a
+// factor of 2 (Sterbenz), so |p - c| > |p| / 2 >= |e| and the sign is p -
+// c's; where it is exact, the sum of two doubles rounds to its own sign.
+// Outside that range, std::fma. In WebAssembly fma is a software routine
+// several times as slow as these eleven operations.
+double ProductMinus(double a, double b, double c);
 
 // The budget a mechanism runs with for a budget its caller wrote: each part
 // the largest double at or below the decimal it prints as (decimal.h). fl(0.2)

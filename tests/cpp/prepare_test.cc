@@ -284,6 +284,24 @@ TEST(SortDistinctQuantilesTest, DeduplicatesAndMapsBack) {
   const SortedQuantiles sorted = SortDistinctQuantiles(quantiles.data(), 4);
   EXPECT_EQ(sorted.distinct, (std::vector<double>{0.1, 0.5, 0.9}));
   EXPECT_EQ(sorted.index_of_input, (std::vector<size_t>{2, 0, 1, 0}));
+  // Strictly increasing (the shortcut), and nearly so: an equal pair, one
+  // pair out of order.
+  for (const std::vector<double>& input :
+       std::vector<std::vector<double>>{{0.1, 0.5, 0.9},
+                                        {0.1, 0.5, 0.5, 0.9},
+                                        {0.1, 0.6, 0.5, 0.9},
+                                        {0.25}}) {
+    const SortedQuantiles s = SortDistinctQuantiles(input.data(), input.size());
+    std::vector<double> expected = input;
+    std::sort(expected.begin(), expected.end());
+    expected.erase(std::unique(expected.begin(), expected.end()),
+                   expected.end());
+    EXPECT_EQ(s.distinct, expected);
+    ASSERT_EQ(s.index_of_input.size(), input.size());
+    for (size_t i = 0; i < input.size(); ++i) {
+      EXPECT_EQ(s.distinct[s.index_of_input[i]], input[i]);
+    }
+  }
 }
 
 }  // namespace

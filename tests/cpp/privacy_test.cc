@@ -4,11 +4,13 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "core/agg_tree.h"
 #include "core/decimal.h"
 #include "core/discrete_noise.h"
+#include "core/random.h"
 #include "core/tree_cdf.h"
 
 namespace dpq {
@@ -138,6 +140,60 @@ TEST(DirectedRoundingTest, EverySignRoundsTheSafeWay) {
 }
 
 // The doubles mechanisms run with never exceed the decimals written.
+// ProductMinus has the sign of the exact a b - c (fma's), and is 0 only
+// when that is: for c at and a few ulps either side of fl(a b), on random
+// factors of every magnitude the split covers and past it (fma's side),
+// with zeros, signs, subnormals and products that are exact.
+TEST(DirectedRoundingTest, ProductMinusHasTheExactSign) {
+  SeededRandom rng(3);
+  auto sign = [](double x) { return x > 0 ? 1 : x < 0 ? -1 : 0; };
+  auto factor = [&]() {
+    const double mantissa = 1 + UniformDouble(rng);
+    const int exponent = static_cast<int>(UniformInteger(rng, 1000)) - 500;
+    const double x = std::ldexp(mantissa, exponent);
+    return UniformInteger(rng, 2) == 0 ? x : -x;
+  };
+  std::vector<std::pair<double, double>> pairs = {
+      {0, 3},
+      {3, 0},
+      {0.1, 10},
+      {1.0 / 3, 3},
+      {0.2, 5},
+      {0.7, 0.7},
+      {1e-320, 1e10},
+      {0x1p-450, 0x1p-450},
+      {0x1p450, 3},
+      {-0.2, 0.25},
+      {9007199254740991.0, 9007199254740991.0}};
+  for (int i = 0; i < 200000; ++i) pairs.emplace_back(factor(), factor());
+  int checked = 0;
+  for (const auto& [a, b] : pairs) {
+    const double p = a * b;
+    if (!std::isfinite(p)) continue;
+    double up = p;
+    double down = p;
+    for (int k = 0; k < 3; ++k) {
+      for (double c : {up, down, -up}) {
+        const double expected = std::fma(a, b, -c);
+        const double got = ProductMinus(a, b, c);
+        ASSERT_EQ(sign(got), sign(expected))
+            << std::hexfloat << a << " " << b << " " << c;
+        ++checked;
+      }
+      up = std::nextafter(up, HUGE_VAL);
+      down = std::nextafter(down, -HUGE_VAL);
+    }
+    // Far from the product, and a divisor's check as DivideDown makes it.
+    ASSERT_EQ(sign(ProductMinus(a, b, 3 * p)), sign(std::fma(a, b, -3 * p)));
+    if (b != 0) {
+      const double q = a / b;
+      ASSERT_EQ(sign(ProductMinus(q, b, a)), sign(std::fma(q, b, -a)))
+          << std::hexfloat << a << " " << b;
+    }
+  }
+  EXPECT_GT(checked, 1500000);
+}
+
 TEST(DirectedRoundingTest, MechanismsRunAtOrBelowTheDecimalsWritten) {
   for (double x : {0.2, 0.1, 0.3, 0.7, 0.8, 0.9, 1.0, 2.7, 1e-9, 0.05, 1.1,
                    1e-5, 0.123456789}) {

@@ -281,24 +281,158 @@ dpq::PrivacySession* SessionOf(const val& spec) {
   return session.as<WasmSession*>(emscripten::allow_raw_pointers())->get();
 }
 
-// The request `spec` describes (without users, quantiles and options), and
-// in `need` the bytes the core may allocate for it on n records: the joint
+// A release's spec and report travel as one block of doubles in the heap:
+// reading a dozen properties through embind and building a result object
+// of twenty fields cost about what a small release's draws do. The slots'
+// names, in order, are exported (releaseLayout), so TypeScript never
+// hard-codes an index. An absent optional number is NaN; a name is its
+// index in its list (kPrivacyKinds, ...; a method's in ReleaseMethods(),
+// -1 for "auto", -2 for any other, which `extra.method` then gives). An
+// optional number is given when its bit in the "present" slot is set.
+enum SpecSlot {
+  kSpecMethod,
+  kSpecLower,
+  kSpecUpper,
+  kSpecEpsilon,
+  kSpecRho,
+  kSpecSeed,
+  kSpecBuckets,
+  kSpecConfidence,
+  kSpecIntervalShare,
+  kSpecSimultaneous,  // NaN, 0 or 1
+  kSpecUsers,         // the heap address of one uint32 person id per record
+  kSpecMaxContributions,
+  kSpecPresent,  // bit i set: slot i holds a value (NaN included)
+  kSpecSlots
+};
+constexpr const char* kSpecSlotNames[kSpecSlots] = {
+    "method",        "lower",        "upper",   "epsilon",
+    "rho",           "seed",         "buckets", "confidence",
+    "intervalShare", "simultaneous", "users",   "maxContributions",
+    "present"};
+enum ReportSlot {
+  kReportCode = kSpecSlots,
+  kReportMethod,
+  kReportPrivacyKind,
+  kReportEpsilon,
+  kReportDelta,
+  kReportRho,
+  kReportNeighbouring,
+  kReportLevels,
+  kReportMechanismEpsilon,
+  kReportResolution,
+  kReportRecordCap,
+  kReportMaxContributions,
+  kReportHasIntervals,
+  kReportIntervalEpsilon,
+  kReportIntervalRho,
+  kReportIntervalPopulation,
+  kReportIntervalSimultaneous,
+  kReportIntervalMethod,
+  kBlockSlots
+};
+constexpr const char* kReportSlotNames[kBlockSlots - kSpecSlots] = {
+    "code",
+    "method",
+    "privacyKind",
+    "epsilon",
+    "delta",
+    "rho",
+    "neighbouring",
+    "levels",
+    "mechanismEpsilon",
+    "resolution",
+    "recordCap",
+    "maxContributions",
+    "hasIntervals",
+    "intervalEpsilon",
+    "intervalRho",
+    "intervalPopulation",
+    "intervalSimultaneous",
+    "intervalMethod"};
+const std::vector<std::string> kPrivacyKinds = {"pure", "approx", "zcdp",
+                                                "none"};
+const std::vector<std::string> kNeighbourings = {
+    dpq::NeighbouringName(dpq::Neighbouring::kAddRemove),
+    dpq::NeighbouringName(dpq::Neighbouring::kReplaceOne),
+    dpq::NeighbouringName(dpq::Neighbouring::kAddRemoveUser)};
+const std::vector<std::string> kIntervalMethods = {"", "brackets", "tree"};
+
+// ReleaseMethods(), built once.
+const std::vector<std::string>& MethodNames() {
+  static const std::vector<std::string> names = dpq::ReleaseMethods();
+  return names;
+}
+
+double IndexOf(const std::vector<std::string>& names, const std::string& name) {
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) return static_cast<double>(i);
+  }
+  return -1;
+}
+
+std::optional<double> SlotNumber(const double* block, int slot) {
+  const auto present = static_cast<uint32_t>(block[kSpecPresent]);
+  if (((present >> slot) & 1) == 0) return std::nullopt;
+  return block[slot];
+}
+
+// The layout as JSON: { spec: [names], report: [names], privacyKinds,
+// neighbourings, intervalMethods }.
+std::string ReleaseLayout() {
+  auto list = [](const auto& names) {
+    std::string out = "[";
+    for (const auto& name : names) {
+      if (out.size() > 1) out += ",";
+      out += "\"" + std::string(name) + "\"";
+    }
+    return out + "]";
+  };
+  return "{\"spec\":" + list(kSpecSlotNames) +
+         ",\"report\":" + list(kReportSlotNames) +
+         ",\"privacyKinds\":" + list(kPrivacyKinds) +
+         ",\"neighbourings\":" + list(kNeighbourings) +
+         ",\"intervalMethods\":" + list(kIntervalMethods) + "}";
+}
+
+// The status of the last release that failed, for lastReleaseError().
+dpq::Status& LastReleaseStatus() {
+  static dpq::Status status;
+  return status;
+}
+
+// The request a block and `extra` describe (without quantiles), and in
+// `need` the bytes the core may allocate for it on n records: the joint
 // methods' two m x (n + 1) tables, the trees' levels (up to 2^21 leaves),
-// the intervals' copies, else a few copies of the inputs.
-// spec: { method, lower, upper, epsilon?, rho?, seed?, confidence?,
-// intervalShare?, interval?, buckets?, options? }, options mapping names to
-// numbers or strings; JavaScript types are checked in TS.
-dpq::ReleaseRequest ReadRequest(const val& spec, uint32_t quantile_count,
-                                double n, double* need) {
+// the intervals' copies, else a few copies of the inputs. `extra`:
+// undefined, or { method?, options?, interval?, session? }, options mapping
+// names to numbers or strings; JavaScript types are checked in TS.
+dpq::ReleaseRequest ReadRequest(const double* block, const val& extra,
+                                uint32_t quantile_count, double n,
+                                double* need) {
   dpq::ReleaseRequest request;
-  request.method = spec["method"].as<std::string>();
-  request.lower = spec["lower"].as<double>();
-  request.upper = spec["upper"].as<double>();
-  request.epsilon = OptionalNumber(spec, "epsilon");
-  request.rho = OptionalNumber(spec, "rho");
-  request.seed = OptionalSeed(spec);
-  request.buckets = OptionalNumber(spec, "buckets");
-  ReadOptions(spec["options"], &request.options, &request.text_options);
+  const bool has_extra = !extra.isUndefined();
+  const double method_index = block[kSpecMethod];
+  if (method_index == -1) {
+    request.method = "auto";
+  } else if (method_index >= 0) {
+    request.method = MethodNames().at(static_cast<size_t>(method_index));
+  } else if (has_extra) {
+    request.method = extra["method"].as<std::string>();
+  }
+  request.lower = block[kSpecLower];
+  request.upper = block[kSpecUpper];
+  request.epsilon = SlotNumber(block, kSpecEpsilon);
+  request.rho = SlotNumber(block, kSpecRho);
+  if (const std::optional<double> seed = SlotNumber(block, kSpecSeed)) {
+    request.seed = static_cast<uint64_t>(*seed);  // a safe integer (TS)
+  }
+  request.buckets = SlotNumber(block, kSpecBuckets);
+  if (has_extra) {
+    ReadOptions(extra["options"], &request.options, &request.text_options);
+    const val interval = extra["interval"];
+    if (interval.isString()) request.interval = interval.as<std::string>();
+  }
   const std::string& method = request.method;
   const double m = quantile_count;
   // The inputs' copies, and the radix sort's two key arrays (prepare.h).
@@ -318,79 +452,118 @@ dpq::ReleaseRequest ReadRequest(const val& spec, uint32_t quantile_count,
     // (dpq::ResolveMethod).
     *need += 128.0 * 1048576;
   }
-  request.confidence = OptionalNumber(spec, "confidence");
-  request.interval_share = OptionalNumber(spec, "intervalShare");
-  const val interval = spec["interval"];
-  if (interval.isString()) request.interval = interval.as<std::string>();
-  const val simultaneous = spec["simultaneous"];
-  if (simultaneous.isTrue() || simultaneous.isFalse()) {
-    request.interval_simultaneous = simultaneous.as<bool>();
+  request.confidence = SlotNumber(block, kSpecConfidence);
+  request.interval_share = SlotNumber(block, kSpecIntervalShare);
+  if (const std::optional<double> both = SlotNumber(block, kSpecSimultaneous)) {
+    request.interval_simultaneous = *both != 0;
   }
   if (request.confidence.has_value()) {
     // The brackets' runs, down and up, as pairs and as runs, or the tree's
     // counts (at most 2^16 leaves and their levels; intervals.h).
     *need += 64.0 * n + 8.0 * 131072;
   }
+  request.max_contributions = SlotNumber(block, kSpecMaxContributions);
   return request;
 }
 
-// With intervals, out has room for 3 m: values, lows, highs.
-WasmReleaseResult ReleaseResultInto(
-    const dpq::StatusOr<dpq::ReleaseReport>& report, uint32_t quantile_count,
-    double* out) {
-  if (report.ok() && report.value().has_intervals) {
+// The session `extra` names, or null.
+dpq::PrivacySession* SessionOfExtra(const val& extra) {
+  return extra.isUndefined() ? nullptr : SessionOf(extra);
+}
+
+// The report into the block's report slots and, with intervals, the lows
+// and highs after the m values at `out`; the code, 0 for success. A failure
+// is kept for lastReleaseError().
+int Report(const dpq::StatusOr<dpq::ReleaseReport>& report,
+           uint32_t quantile_count, double* out, double* block) {
+  block[kReportCode] = static_cast<double>(report.status().code());
+  if (!report.ok()) {
+    LastReleaseStatus() = report.status();
+    return static_cast<int>(report.status().code());
+  }
+  const dpq::ReleaseReport& r = report.value();
+  if (r.has_intervals) {
     for (uint32_t i = 0; i < quantile_count; ++i) {
-      out[quantile_count + i] = report.value().interval_low[i];
-      out[2 * quantile_count + i] = report.value().interval_high[i];
+      out[quantile_count + i] = r.interval_low[i];
+      out[2 * quantile_count + i] = r.interval_high[i];
     }
   }
-  return ToResult(report);
+  // A seeded release is not private: say so, whatever the budget.
+  const int kind = r.seeded                                            ? 3
+                   : r.spent.kind == dpq::PrivacyBudget::Kind::kPure   ? 0
+                   : r.spent.kind == dpq::PrivacyBudget::Kind::kApprox ? 1
+                                                                       : 2;
+  block[kReportMethod] = IndexOf(MethodNames(), r.method);
+  block[kReportPrivacyKind] = kind;
+  block[kReportEpsilon] = r.spent.epsilon;
+  block[kReportDelta] = r.spent.delta;
+  block[kReportRho] = r.spent.rho;
+  block[kReportNeighbouring] = IndexOf(kNeighbourings, r.neighbouring);
+  block[kReportLevels] = r.levels;
+  block[kReportMechanismEpsilon] = r.mechanism_epsilon;
+  block[kReportResolution] = r.resolution;
+  block[kReportRecordCap] = static_cast<double>(r.record_cap);
+  block[kReportMaxContributions] = static_cast<double>(r.max_contributions);
+  block[kReportHasIntervals] = r.has_intervals ? 1 : 0;
+  block[kReportIntervalEpsilon] = r.interval_spent.epsilon;
+  block[kReportIntervalRho] = r.interval_spent.rho;
+  block[kReportIntervalPopulation] = r.interval_population ? 1 : 0;
+  block[kReportIntervalSimultaneous] = r.interval_simultaneous ? 1 : 0;
+  block[kReportIntervalMethod] = IndexOf(kIntervalMethods, r.interval_method);
+  return 0;
 }
 
 // data: `count` doubles at data_address (overwritten: it is the caller's
 // scratch copy); quantiles: `quantile_count` doubles; out: room for as many
-// (3 m with confidence). spec: see ReadRequest, plus users and
-// maxContributions.
-WasmReleaseResult Release(uintptr_t data_address, uint32_t count,
-                          uintptr_t quantiles_address, uint32_t quantile_count,
-                          uintptr_t out_address, const val& spec) {
+// (3 m with confidence); block: kBlockSlots doubles, the spec in, the
+// report out. Returns the status code (0: released).
+int Release(uintptr_t data_address, uint32_t count, uintptr_t quantiles_address,
+            uint32_t quantile_count, uintptr_t out_address,
+            uintptr_t block_address, const val& extra) {
+  double* block = HeapPointer<double>(block_address);
   double need = 0;
-  dpq::ReleaseRequest request = ReadRequest(spec, quantile_count, count, &need);
-  ReadContributions(spec, &request, &need, count);
+  dpq::ReleaseRequest request =
+      ReadRequest(block, extra, quantile_count, count, &need);
+  if (const std::optional<double> users = SlotNumber(block, kSpecUsers)) {
+    request.users = HeapPointer<const uint32_t>(static_cast<uintptr_t>(*users));
+    need += 9.0 * count;
+  }
+  double* out = HeapPointer<double>(out_address);
   const dpq::Status room = RequireHeap(need, "this release");
-  if (!room.ok()) return StatusResult(room);
+  if (!room.ok()) return Report(room, quantile_count, out, block);
   const double* quantiles = HeapPointer<const double>(quantiles_address);
   request.quantiles.assign(quantiles, quantiles + quantile_count);
-  double* out = HeapPointer<double>(out_address);
-  return ReleaseResultInto(
-      dpq::ReleaseQuantiles(HeapPointer<double>(data_address), count, request,
-                            out, SessionOf(spec)),
-      quantile_count, out);
+  return Report(dpq::ReleaseQuantiles(HeapPointer<double>(data_address), count,
+                                      request, out, SessionOfExtra(extra)),
+                quantile_count, out, block);
 }
 
 // counts: `bucket_count` doubles at counts_address (the caller's scratch
-// copy: overwritten, the runs are built over it); the rest
-// as Release. The core reads the non-empty buckets as runs: what it needs
-// grows with the buckets, not with the rows they count.
-WasmReleaseResult ReleaseFromCounts(uintptr_t counts_address,
-                                    uint32_t bucket_count,
-                                    uintptr_t quantiles_address,
-                                    uint32_t quantile_count,
-                                    uintptr_t out_address, const val& spec) {
+// copy: overwritten, the runs are built over it); the rest as Release. The
+// core reads the non-empty buckets as runs: what it needs grows with the
+// buckets, not with the rows they count.
+int ReleaseFromCounts(uintptr_t counts_address, uint32_t bucket_count,
+                      uintptr_t quantiles_address, uint32_t quantile_count,
+                      uintptr_t out_address, uintptr_t block_address,
+                      const val& extra) {
+  double* block = HeapPointer<double>(block_address);
   double* counts = HeapPointer<double>(counts_address);
   double need = 0;
   dpq::ReleaseRequest request =
-      ReadRequest(spec, quantile_count, bucket_count, &need);
-  request.max_contributions = OptionalNumber(spec, "maxContributions");
+      ReadRequest(block, extra, quantile_count, bucket_count, &need);
+  double* out = HeapPointer<double>(out_address);
   const dpq::Status room = RequireHeap(need, "this release from counts");
-  if (!room.ok()) return StatusResult(room);
+  if (!room.ok()) return Report(room, quantile_count, out, block);
   const double* quantiles = HeapPointer<const double>(quantiles_address);
   request.quantiles.assign(quantiles, quantiles + quantile_count);
-  double* out = HeapPointer<double>(out_address);
-  return ReleaseResultInto(
-      dpq::ReleaseFromCountsInPlace(counts, bucket_count, request, out,
-                                    SessionOf(spec)),
-      quantile_count, out);
+  return Report(dpq::ReleaseFromCountsInPlace(counts, bucket_count, request,
+                                              out, SessionOfExtra(extra)),
+                quantile_count, out, block);
+}
+
+// The last failed release's code, name and message.
+WasmReleaseResult LastReleaseError() {
+  return StatusResult(LastReleaseStatus());
 }
 
 // data as for Release; out: room for SanitizeSize(spec) doubles.
@@ -583,6 +756,8 @@ EMSCRIPTEN_BINDINGS(dp_quantiles) {
       .field("intervalMethod", &WasmReleaseResult::intervalMethod);
   emscripten::function("release", &Release);
   emscripten::function("releaseFromCounts", &ReleaseFromCounts);
+  emscripten::function("releaseLayout", &ReleaseLayout);
+  emscripten::function("lastReleaseError", &LastReleaseError);
   emscripten::function("sanitize", &Sanitize);
   emscripten::function("sanitizeSize", &SanitizeSize);
   emscripten::function("bounds", &Bounds);

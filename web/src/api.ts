@@ -10,6 +10,7 @@ import type {
   WasmSession,
 } from './generated/dpq_module.mjs';
 import type { DpQuantilesErrorCode } from './errors.js';
+import { releaseBlock } from './block.js';
 import { releaseInSession, wrapStream } from './stream.js';
 import type {
   SavedCharge,
@@ -98,6 +99,7 @@ const sessions =
 export function wrapModule(module: DpqWasmModule): DpQuantiles {
   // Frozen: the type says readonly, and so does the runtime.
   const methods = Object.freeze(module.methods().split(',') as QuantileMethod[]);
+  const block = releaseBlock(module, methods);
 
   // Runs `call` with heap copies of `inputs` and room for `outputs` doubles;
   // frees everything, also when `call` throws. Views are taken after every
@@ -158,23 +160,27 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     const users = personIndices((options as PerPersonOptions).users, values.length);
     const m = quantiles.length;
     const withIntervals = spec.confidence !== undefined;
+    const outputs = withIntervals ? 3 * m : m;
     return withUsers(users, spec, () =>
-      withHeap([values, quantiles], withIntervals ? 3 * m : m, ([dataAt, quantilesAt], out) => {
-        const result = module.release(dataAt, values.length, quantilesAt, m, out, spec);
-        return readRelease(result, out, m, spec.confidence);
+      withHeap([values, quantiles], outputs + block.size, ([dataAt, quantilesAt], out) => {
+        const blockAt = out + 8 * outputs;
+        const extra = block.write(module.HEAPF64, blockAt / 8, spec);
+        module.release(dataAt, values.length, quantilesAt, m, out, blockAt, extra);
+        return readRelease(out, m, spec.confidence, blockAt);
       }),
     );
   }
 
   // A release's values at `out` (m doubles), then with `confidence` the
-  // intervals' lows and highs (m each), as the bindings write them.
-  function readRelease(result: WasmReleaseResult, out: number, m: number, confidence: number | undefined): QuantilesRelease {
+  // intervals' lows and highs (m each), as the bindings write them, and its
+  // report in the block at `blockAt`.
+  function readRelease(out: number, m: number, confidence: number | undefined, blockAt: number): QuantilesRelease {
+    const heap = module.HEAPF64;
+    const result = block.read(heap, blockAt / 8);
     const at = out / 8;
     const intervals =
-      confidence === undefined
-        ? undefined
-        : { low: module.HEAPF64.slice(at + m, at + 2 * m), high: module.HEAPF64.slice(at + 2 * m, at + 3 * m), confidence };
-    return toRelease(result, module.HEAPF64.slice(at, at + m), intervals);
+      confidence === undefined ? undefined : { low: heap.slice(at + m, at + 2 * m), high: heap.slice(at + 2 * m, at + 3 * m), confidence };
+    return toRelease(result, heap.slice(at, at + m), intervals);
   }
 
   function releaseFromCounts(counts: CountsData, options: CountsOptions, session?: WasmSession): QuantilesRelease {
@@ -196,9 +202,12 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     if (buckets.length > MAX_VALUES) fail('TOO_LARGE', `${buckets.length} buckets; at most ${MAX_VALUES} fit the WebAssembly heap`);
     const m = quantiles.length;
     const withIntervals = spec.confidence !== undefined;
-    return withHeap([buckets, quantiles], withIntervals ? 3 * m : m, ([countsAt, quantilesAt], out) => {
-      const result = module.releaseFromCounts(countsAt, buckets.length, quantilesAt, m, out, spec);
-      return readRelease(result, out, m, spec.confidence);
+    const outputs = withIntervals ? 3 * m : m;
+    return withHeap([buckets, quantiles], outputs + block.size, ([countsAt, quantilesAt], out) => {
+      const blockAt = out + 8 * outputs;
+      const extra = block.write(module.HEAPF64, blockAt / 8, spec);
+      module.releaseFromCounts(countsAt, buckets.length, quantilesAt, m, out, blockAt, extra);
+      return readRelease(out, m, spec.confidence, blockAt);
     });
   }
 

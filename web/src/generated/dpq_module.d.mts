@@ -52,6 +52,18 @@ export interface WasmReleaseSpec {
   buckets?: number;
 }
 
+/**
+ * What a release block cannot hold (web/src/block.ts): a method the module
+ * does not list (the core names the error), method options, the interval
+ * kind and a session. Passed as undefined when there is none of them.
+ */
+export interface WasmReleaseExtra {
+  method: string;
+  options?: Record<string, number | string>;
+  interval?: string;
+  session?: WasmSession;
+}
+
 export interface WasmSanitizeSpec {
   session?: WasmSession;
   lower: number;
@@ -151,22 +163,33 @@ export interface DpqWasmModule {
   HEAP8: Int8Array;
   _malloc(bytes: number): number;
   _free(address: number): void;
+  /** As release, from counts (the buffer is overwritten). */
   releaseFromCounts(
     countsAddress: number,
     bucketCount: number,
     quantilesAddress: number,
     quantileCount: number,
     outAddress: number,
-    spec: WasmReleaseSpec,
-  ): WasmReleaseResult;
+    blockAddress: number,
+    extra: WasmReleaseExtra | undefined,
+  ): number;
+  /**
+   * The spec in the block at blockAddress (web/src/block.ts), the report
+   * written back into it; returns the status code (0: released).
+   */
   release(
     dataAddress: number,
     count: number,
     quantilesAddress: number,
     quantileCount: number,
     outAddress: number,
-    spec: WasmReleaseSpec,
-  ): WasmReleaseResult;
+    blockAddress: number,
+    extra: WasmReleaseExtra | undefined,
+  ): number;
+  /** JSON: the release block's slot names and the names its indices stand for. */
+  releaseLayout(): string;
+  /** The last failed release's code, name and message. */
+  lastReleaseError(): WasmReleaseResult;
   sanitize(
     dataAddress: number,
     count: number,

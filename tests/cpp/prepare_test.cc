@@ -310,9 +310,25 @@ TEST(SortDistinctQuantilesTest, DeduplicatesAndMapsBack) {
 namespace dpq {
 namespace {
 
+// SortToPoints(values) against sorting, then mapping.
+void ExpectSortingThenMapping(std::vector<double> values,
+                              const OutputGrid& grid) {
+  const size_t n = values.size();
+  std::vector<double> expected = values;
+  std::sort(expected.begin(), expected.end());
+  std::vector<double> sorted = expected;
+  ConvertToPoints(expected.data(), n, grid);
+  SortToPoints(values.data(), n, grid);
+  ASSERT_EQ(values, expected) << "steps " << grid.steps() << " n " << n;
+  // Input sorted already (as counts arrive): the same again.
+  SortToPoints(sorted.data(), n, grid);
+  ASSERT_EQ(sorted, expected) << "sorted, steps " << grid.steps();
+}
+
 // The radix path gives exactly the array sorting then mapping gives, on
 // every kind of grid, below and above the radix threshold and the digit
-// width's, with atoms and values on both bounds.
+// width's, with atoms and values on both bounds, and on a narrow cluster
+// (the keys' high digits all equal).
 TEST(SortToPointsTest, IsSortingThenMappingExactly) {
   SeededRandom rng(5);
   std::vector<OutputGrid> grids = {
@@ -326,24 +342,19 @@ TEST(SortToPointsTest, IsSortingThenMappingExactly) {
     for (size_t n :
          {size_t{0}, size_t{1}, kRadixMinRecords - 1, kRadixMinRecords,
           size_t{1000}, size_t{4095}, size_t{4096}, size_t{100000}}) {
-      std::vector<double> values(n);
+      std::vector<double> spread(n);
+      std::vector<double> cluster(n);
       const double range = grid.upper() - grid.lower();
       for (size_t i = 0; i < n; ++i) {
         const double u = UniformDouble(rng);
-        values[i] = i % 7 == 0   ? grid.lower()
+        spread[i] = i % 7 == 0   ? grid.lower()
                     : i % 7 == 1 ? grid.upper()
                     : i % 7 == 2 ? grid.lower() + range / 3
                                  : grid.lower() + u * range;
+        cluster[i] = grid.lower() + range * (0.5 + 1e-4 * UniformDouble(rng));
       }
-      std::vector<double> expected = values;
-      std::sort(expected.begin(), expected.end());
-      std::vector<double> sorted = expected;
-      ConvertToPoints(expected.data(), n, grid);
-      SortToPoints(values.data(), n, grid);
-      ASSERT_EQ(values, expected) << "steps " << grid.steps() << " n " << n;
-      // Input sorted already (as counts arrive): the same again.
-      SortToPoints(sorted.data(), n, grid);
-      ASSERT_EQ(sorted, expected) << "sorted, steps " << grid.steps();
+      ExpectSortingThenMapping(spread, grid);
+      ExpectSortingThenMapping(cluster, grid);
     }
   }
 }

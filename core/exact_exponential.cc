@@ -305,14 +305,16 @@ BaseTwoRate::BaseTwoRate(double s) {
   if (!(s > 0)) return;
   // s log2(e) (1 - 2^-50), each of the three roundings at most 2^-53
   // relative: below s / ln 2, so r ln 2 < s.
-  const double r = s * 1.4426950408889634 * (1.0 - std::ldexp(1.0, -50));
-  if (r >= std::ldexp(1.0, 40)) {
+  // (Powers of two as constant factors, not ldexp: exact here, with no
+  // range to leave, and no libm call per draw in WebAssembly.)
+  const double r = s * 1.4426950408889634 * (1.0 - 0x1p-50);
+  if (r >= 0x1p40) {
     multiplier_ = Uint128{1} << 104;
     return;
   }
-  const double scaled = std::ldexp(r, 64);  // exact, below 2^104
-  const double high = std::floor(std::ldexp(scaled, -64));
-  const double low = std::floor(scaled - std::ldexp(high, 64));  // exact
+  const double scaled = r * 0x1p64;  // exact, below 2^104
+  const double high = std::floor(scaled * 0x1p-64);
+  const double low = std::floor(scaled - high * 0x1p64);  // exact
   multiplier_ = (static_cast<Uint128>(static_cast<uint64_t>(high)) << 64) +
                 static_cast<uint64_t>(low);
 }

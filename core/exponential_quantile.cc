@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -561,9 +562,17 @@ Uint128 QuantileProblem::ScaledTarget() const {
   // q = m 2^(e - 53) with m a 53-bit integer, so q n 2^20 = m n 2^(e - 33):
   // the exact product in 128 bits (below 2^106), then a right shift by
   // 33 - e >= 32 (q <= 1 gives e <= 1), rounded to the nearest.
-  int exponent = 0;
-  const double fraction = std::frexp(quantile, &exponent);
-  const auto mantissa = static_cast<uint64_t>(std::ldexp(fraction, 53));
+  // m and e from q's bits (frexp and ldexp are libm calls in WebAssembly):
+  // a normal q is (2^52 + f) 2^(E - 1075) with E its biased exponent, so
+  // e = E - 1022; a subnormal one f 2^-1074 (e = -1021, any shift past 128
+  // gives 0 either way).
+  uint64_t bits = 0;
+  std::memcpy(&bits, &quantile, sizeof(bits));
+  const auto biased = static_cast<int>((bits >> 52) & 0x7FF);
+  const uint64_t fraction_bits = bits & ((uint64_t{1} << 52) - 1);
+  const uint64_t mantissa =
+      biased == 0 ? fraction_bits : fraction_bits | (uint64_t{1} << 52);
+  const int exponent = biased == 0 ? -1021 : biased - 1022;
   const Uint128 product = MultiplyWide(mantissa, n);
   const int shift = 33 - exponent;
   if (shift >= 128) return 0;

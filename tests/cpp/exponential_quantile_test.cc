@@ -420,7 +420,8 @@ TEST(ExponentialQuantileTest, TargetsAreExactUpToTwoToThe53Records) {
   // rounding error is at most half a unit, 2^-21 of a rank.
   for (uint64_t n : {uint64_t{1}, uint64_t{1000}, uint64_t{1} << 43,
                      (uint64_t{1} << 53) - 1}) {
-    for (double q : {0.5, 0.1, 0.999, 1e-9, 1.0 / 3.0}) {
+    for (double q : {0.5, 0.1, 0.999, 1e-9, 1.0 / 3.0, 1.0, 0.75, 1e-300,
+                     std::numeric_limits<double>::denorm_min()}) {
       const std::vector<std::pair<int64_t, uint64_t>> one = {{0, n}};
       const RunsStore runs = RunsStore::FromPairs(one);
       const QuantileProblem problem = QuantileProblem::Whole(runs.view(), 1, q);

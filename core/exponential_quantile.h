@@ -121,11 +121,13 @@ constexpr int kDrawHeadroom = 24;
 // A draw lists the outputs whose floor(y) lies within this many bits of
 // the nearest one's (on each side of the target) one band per bit, then
 // bands 2, 4, 8, ... bits wide, whose outputs are accepted with
-// 2^-(y - the band's least floor(y)): the outputs near the target, which
-// hold nearly all the mass, are accepted as often as with bands one bit
-// wide, and a draw lists O(log) items for the rest instead of one per bit.
+// 2^-(y - the band's least floor(y)): a draw lists O(log) items for the
+// rest instead of one per bit, at the price of rounds rejected for the
+// outputs past a band's first bit. Two rather than four (measured, n =
+// 1,000, m = 120: 8.9 items a split draw instead of 11.1, 3.4 rounds
+// instead of 2.9, 4% less time a release in WebAssembly, 3% natively).
 // Any value is exact. Not privacy-relevant.
-constexpr int kExactBandBits = 4;
+constexpr int kExactBandBits = 2;
 // The cap on a distance in units of 2^-20: 2^63, i.e. 2^43 ranks (see
 // above). Public; any cap is private.
 constexpr uint64_t kMaxScaledDistance = uint64_t{1} << 63;

@@ -398,15 +398,17 @@ void DyadicTable::Reset(int headroom) {
 void DyadicTable::Add(int64_t exponent) { exponents_.push_back(exponent); }
 
 void DyadicTable::Finish() {
-  prefix_.resize(exponents_.size());
+  // Appended, not resized: a resize would zero what the loop overwrites
+  // (a memset call per draw in WebAssembly); the capacity stays.
+  prefix_.clear();
   if (exponents_.empty()) return;
   const int64_t top = *std::max_element(exponents_.begin(), exponents_.end());
   unit_ = top - headroom_;
   Uint128 total = 0;
-  for (size_t i = 0; i < exponents_.size(); ++i) {
-    const int64_t above = exponents_[i] - unit_;
+  for (const int64_t exponent : exponents_) {
+    const int64_t above = exponent - unit_;
     total += PowerOfTwo(above > 0 ? static_cast<int>(above) : 0);
-    prefix_[i] = total;
+    prefix_.push_back(total);
   }
 }
 

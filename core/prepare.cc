@@ -368,9 +368,14 @@ void SortToPoints(double* values, size_t count, const OutputGrid& grid) {
   while (bits < 32 && (static_cast<uint64_t>(grid.steps()) >> bits) != 0) {
     ++bits;
   }
-  // A few thousand records: digits of at most 8 bits, so the counters
-  // cost less than the records.
-  const int passes = count < 4096 ? (bits + 7) / 8 : 0;
+  // A few thousand records: digits of at most as many bits as the count
+  // has (about as many counters as records, so clearing and summing them
+  // costs no more than the records), in as few passes as that allows: two
+  // of 10 bits for 1,000 records on the default grid, not three of 7 (2%
+  // of a release in WebAssembly).
+  int most = 1;
+  while (most < kRadixDigitBits && (count >> most) != 0) ++most;
+  const int passes = count < 4096 ? (bits + most - 1) / most : 0;
   RadixSort(&keys, &scratch, bits,
             passes == 0 ? kRadixDigitBits : (bits + passes - 1) / passes);
   for (size_t i = 0; i < count; ++i) values[i] = static_cast<double>(keys[i]);

@@ -176,8 +176,9 @@ void ConvertToPoints(double* sorted_values, size_t count,
 // to its nearest grid point (PointOf), then sorted. The same array as
 // sorting and then ConvertToPoints (PointOf is monotone), but the sort is
 // an LSD radix sort on 32-bit point indices (11-bit digits: two passes on
-// the default 2^20-step grid; under 4,096 records digits of at most 8 bits,
-// so that clearing and summing the counters costs less than the records)
+// the default 2^20-step grid; under 4,096 records digits of at most as
+// many bits as the count has, so that clearing and summing the counters
+// costs no more than the records)
 // when the grid has under 2^32 steps and there are at least
 // kRadixMinRecords records; std::sort otherwise (in WebAssembly a sort of
 // 1,000 doubles costs three times what the radix sort does). Uses 8 bytes

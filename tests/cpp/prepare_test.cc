@@ -338,7 +338,7 @@ TEST(SortToPointsTest, IsSortingThenMappingExactly) {
   grids.push_back(OutputGrid::ForBounds(0, 1));
   ASSERT_GT(grids.back().steps(), int64_t{1} << 32);
   for (const OutputGrid& grid : grids) {
-    // 1,000 and 4,095: 8-bit digits or fewer; 4,096 on: 11-bit digits.
+    // Under 4,096: digits of as many bits as the count has; 4,096 on: 11.
     for (size_t n :
          {size_t{0}, size_t{1}, kRadixMinRecords - 1, kRadixMinRecords,
           size_t{1000}, size_t{4095}, size_t{4096}, size_t{100000}}) {

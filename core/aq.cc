@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <limits>
-#include <memory>
 #include <utility>
 
 #include "core/bits.h"
@@ -187,34 +186,14 @@ Node Root(const Runs& runs, int64_t steps, size_t m, double epsilon,
           split};
 }
 
-// The sampler for a node's epsilon: per level one for all nodes; per path
-// one per distinct epsilon (a few: they depend on subtree heights only).
-class Samplers {
- public:
-  explicit Samplers(uint64_t sub_points) : sub_points_(sub_points) {}
-  const ExponentialQuantileSampler& For(double epsilon) {
-    for (const auto& [e, sampler] : samplers_) {
-      if (e == epsilon) return *sampler;
-    }
-    samplers_.emplace_back(
-        epsilon,
-        std::make_unique<ExponentialQuantileSampler>(epsilon, sub_points_));
-    return *samplers_.back().second;
-  }
-
- private:
-  uint64_t sub_points_;
-  std::vector<std::pair<double, std::unique_ptr<ExponentialQuantileSampler>>>
-      samplers_;
-};
-
 void SampleNode(const Node& node, const std::vector<double>& quantiles,
-                Samplers& samplers, RandomSource& rng,
+                uint64_t sub_points, RandomSource& rng,
                 std::vector<int64_t>* points) {
   if (node.begin >= node.end) return;
   const QuantileProblem problem = node.Problem(quantiles);
   const double epsilon = node.epsilon();
-  const ExponentialQuantileSampler& sampler = samplers.For(epsilon);
+  // (A sampler is its epsilon and K: nothing to share between nodes.)
+  const ExponentialQuantileSampler sampler(epsilon, sub_points);
   if (node.leaf()) {
     (*points)[node.middle()] = sampler.SamplePoint(problem, rng);
     return;
@@ -222,10 +201,10 @@ void SampleNode(const Node& node, const std::vector<double>& quantiles,
   const SplitPoint cut = sampler.SampleSplit(problem, rng);
   (*points)[node.middle()] = cut.point;
   const double child_budget = node.ChildBudget(epsilon);
-  SampleNode(node.Left(quantiles, cut, child_budget), quantiles, samplers, rng,
-             points);
-  SampleNode(node.Right(quantiles, cut, child_budget), quantiles, samplers, rng,
-             points);
+  SampleNode(node.Left(quantiles, cut, child_budget), quantiles, sub_points,
+             rng, points);
+  SampleNode(node.Right(quantiles, cut, child_budget), quantiles, sub_points,
+             rng, points);
 }
 
 double NodeLogProbability(const Node& node,
@@ -271,9 +250,8 @@ std::vector<int64_t> SampleApproximateQuantiles(
     double epsilon, AqBudgetSplit split, RandomSource& rng,
     uint64_t sub_points) {
   std::vector<int64_t> points(quantiles.size(), 0);
-  Samplers samplers(sub_points);
   SampleNode(Root(runs, steps, quantiles.size(), epsilon, split), quantiles,
-             samplers, rng, &points);
+             sub_points, rng, &points);
   return points;
 }
 

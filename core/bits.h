@@ -10,6 +10,12 @@
 
 #include "core/random.h"
 
+// Inlines a small function on the draws' hot paths. The WebAssembly build
+// left these calls in place (binaryen's inliner weighs size); inlined, a
+// release of n = 1,000, m = 120 takes 3-4% less time there. Only where an
+// A/B in one process showed it (RankEdges::At, for one, got slower).
+#define DPQ_HOT_INLINE __attribute__((always_inline))
+
 namespace dpq {
 
 __extension__ typedef unsigned __int128 Uint128;
@@ -94,11 +100,11 @@ class BitReader {
   explicit BitReader(RandomSource& rng)
       : rng_(rng), s_(rng.spare_bits()), healthy_(rng.healthy()) {}
   // The next `count` bits (0..kMaxPeek) as an integer, first bit highest.
-  uint64_t Peek(int count) {
+  DPQ_HOT_INLINE uint64_t Peek(int count) {
     if (s_.left < count) Refill(count);
     return count == 0 ? 0 : s_.high >> (64 - count);
   }
-  void Consume(int count) {
+  DPQ_HOT_INLINE void Consume(int count) {
     s_.high = count == 64 ? 0 : s_.high << count;
     s_.left -= count;
     consumed_ += static_cast<uint64_t>(count);
@@ -109,7 +115,7 @@ class BitReader {
     Consume(1);
     return bit;
   }
-  uint64_t Bits(int count) {
+  DPQ_HOT_INLINE uint64_t Bits(int count) {
     const uint64_t value = Peek(count);
     Consume(count);
     return value;

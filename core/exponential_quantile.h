@@ -205,7 +205,7 @@ class PointMeasure {
 
   bool uniform() const { return first_weight_ == 0 && last_weight_ == 0; }
   // w(p) for a point of [first, last].
-  uint64_t Weight(int64_t point) const {
+  DPQ_HOT_INLINE uint64_t Weight(int64_t point) const {
     if (uniform()) return 1;
     return flat_ +
            first_weight_ *
@@ -219,7 +219,7 @@ class PointMeasure {
   // Mass(first, x - 1) for x in [first, last + 1], up to a constant (mod
   // 2^64) for the uniform measure: only differences are meaningful. Walkers
   // keep the prefix at their edge, so a segment's mass costs one call.
-  uint64_t Prefix(int64_t x) const {
+  DPQ_HOT_INLINE uint64_t Prefix(int64_t x) const {
     const uint64_t before = static_cast<uint64_t>(x - first_);
     if (uniform()) return before;
     return flat_ * before +
@@ -235,14 +235,15 @@ class PointMeasure {
  private:
   // e(d) for an end with reach `reach`, and the mass of that end's first
   // `cells` points.
-  uint64_t ShellWeight(int64_t distance, int reach, int drop) const {
+  DPQ_HOT_INLINE uint64_t ShellWeight(int64_t distance, int reach,
+                                      int drop) const {
     const int k = BitWidth(static_cast<uint64_t>(distance) + 1) - 1;
     const int exponent =
         top_ - (k > shift_ ? k - shift_ : 0) -
         (reach >= 0 && k > reach ? kReachDecayBits * (k - reach) : 0) - drop;
     return exponent < 0 ? 0 : uint64_t{1} << exponent;
   }
-  uint64_t SideMass(int64_t cells, int reach, int drop) const {
+  DPQ_HOT_INLINE uint64_t SideMass(int64_t cells, int reach, int drop) const {
     if (cells <= 0) return 0;
     if (reach >= 0) return ReachedSideMass(cells, reach, drop);
     const auto x = static_cast<uint64_t>(cells);

@@ -4,8 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <memory>
-#include <new>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -349,8 +347,7 @@ void ConvertToPoints(double* sorted_values, size_t count,
   }
 }
 
-void SortToPoints(double* values, size_t count, const OutputGrid& grid,
-                  DenseSort dense) {
+void SortToPoints(double* values, size_t count, const OutputGrid& grid) {
   // Sorted already (counts, intervals): mapping keeps the order.
   if (std::is_sorted(values, values + count)) {
     ConvertToPoints(values, count, grid);
@@ -360,20 +357,6 @@ void SortToPoints(double* values, size_t count, const OutputGrid& grid,
     std::sort(values, values + count);
     ConvertToPoints(values, count, grid);
     return;
-  }
-  const auto points = static_cast<uint64_t>(grid.steps()) + 1;
-  if (dense == DenseSort::kCounting &&
-      points <= 4 * static_cast<uint64_t>(count)) {
-    std::unique_ptr<uint32_t[]> counts(new (std::nothrow) uint32_t[points]());
-    if (counts != nullptr) {
-      for (size_t i = 0; i < count; ++i) ++counts[grid.PointOf(values[i])];
-      size_t at = 0;
-      for (uint64_t p = 0; p < points; ++p) {
-        const auto point = static_cast<double>(p);
-        for (uint32_t c = counts[p]; c > 0; --c) values[at++] = point;
-      }
-      return;
-    }
   }
   std::vector<uint32_t> keys(count);
   std::vector<uint32_t> scratch;

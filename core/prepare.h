@@ -184,22 +184,7 @@ void ConvertToPoints(double* sorted_values, size_t count,
 // 1,000 doubles costs three times what the radix sort does). Uses 8 bytes
 // per record of scratch for the radix sort.
 constexpr size_t kRadixMinRecords = 64;
-// Many records on a grid of at most 4 times as many points may instead be
-// counted: one counter per point (4 bytes each), then the points in order,
-// each as often as counted. The same array. Which is faster depends on the
-// platform, so each takes its own (measured in one process, 10^6 values on
-// the default 2^20-step grid, a whole release): in WebAssembly counting,
-// 9.0 ms against 13.9 for the radix sort; natively the radix sort, 10.3 ms
-// against 14.4-15.5 (the counted points' expansion, a branch per point,
-// mispredicts there). Not privacy-relevant.
-enum class DenseSort { kRadix, kCounting };
-#ifdef __EMSCRIPTEN__
-constexpr DenseSort kDenseSort = DenseSort::kCounting;
-#else
-constexpr DenseSort kDenseSort = DenseSort::kRadix;
-#endif
-void SortToPoints(double* values, size_t count, const OutputGrid& grid,
-                  DenseSort dense = kDenseSort);
+void SortToPoints(double* values, size_t count, const OutputGrid& grid);
 
 // Digit width of RadixSort for large inputs: 2^11 counters per pass.
 constexpr int kRadixDigitBits = 11;

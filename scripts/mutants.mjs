@@ -109,8 +109,8 @@ const mutants = [
   {
     name: 'mechanisms at or below the decimal',
     file: 'core/privacy.cc',
-    from: '  running.epsilon = Decimal::Written(written.epsilon).Down();',
-    to: '  running.epsilon = 1.1 * Decimal::Written(written.epsilon).Down();',
+    from: '  running.epsilon = DownWritten(written.epsilon);',
+    to: '  running.epsilon = 1.1 * DownWritten(written.epsilon);',
     tests: 'ReleaseTest.NoMechanism*:DirectedRoundingTest.*',
   },
   {

@@ -199,7 +199,7 @@ double DownWritten(double x) {
   static thread_local std::array<Remembered, 4> remembered;
   static thread_local size_t next = 0;
   for (const Remembered& r : remembered) {
-    if (r.written == x && r.written != 0) return r.down;
+    if (r.written == x) return r.down;  // x != 0: never an empty slot
   }
   const double down = Decimal::Written(x).Down();
   remembered[next] = {x, down};

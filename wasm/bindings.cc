@@ -79,6 +79,21 @@ struct WasmReleaseResult {
   std::string intervalMethod;         // "brackets" or "tree"
 };
 
+// What a release spent, by name: "pure", "approx", "zcdp", or "none" for a
+// seeded release, which is not private whatever the budget.
+const char* PrivacyKindName(const dpq::ReleaseReport& r) {
+  if (r.seeded) return "none";
+  switch (r.spent.kind) {
+    case dpq::PrivacyBudget::Kind::kPure:
+      return "pure";
+    case dpq::PrivacyBudget::Kind::kApprox:
+      return "approx";
+    case dpq::PrivacyBudget::Kind::kZcdp:
+      return "zcdp";
+  }
+  return "";
+}
+
 WasmReleaseResult ToResult(const dpq::StatusOr<dpq::ReleaseReport>& report) {
   WasmReleaseResult result;
   result.code = static_cast<int>(report.status().code());
@@ -87,19 +102,7 @@ WasmReleaseResult ToResult(const dpq::StatusOr<dpq::ReleaseReport>& report) {
   if (!report.ok()) return result;
   const dpq::ReleaseReport& r = report.value();
   result.method = r.method;
-  switch (r.spent.kind) {
-    case dpq::PrivacyBudget::Kind::kPure:
-      result.privacyKind = "pure";
-      break;
-    case dpq::PrivacyBudget::Kind::kApprox:
-      result.privacyKind = "approx";
-      break;
-    case dpq::PrivacyBudget::Kind::kZcdp:
-      result.privacyKind = "zcdp";
-      break;
-  }
-  // A seeded release is not private: say so, whatever the budget.
-  if (r.seeded) result.privacyKind = "none";
+  result.privacyKind = PrivacyKindName(r);
   result.epsilon = r.spent.epsilon;
   result.delta = r.spent.delta;
   result.rho = r.spent.rho;
@@ -285,10 +288,11 @@ dpq::PrivacySession* SessionOf(const val& spec) {
 // reading a dozen properties through embind and building a result object
 // of twenty fields cost about what a small release's draws do. The slots'
 // names, in order, are exported (releaseLayout), so TypeScript never
-// hard-codes an index. An absent optional number is NaN; a name is its
-// index in its list (kPrivacyKinds, ...; a method's in ReleaseMethods(),
-// -1 for "auto", -2 for any other, which `extra.method` then gives). An
-// optional number is given when its bit in the "present" slot is set.
+// hard-codes an index. An optional number is given when its bit in the
+// "present" slot is set (so a NaN the caller passes reaches the core's
+// check); a name is its index in its list (kPrivacyKinds, ...; a method's
+// in ReleaseMethods(), -1 for "auto", -2 for any other, which
+// `extra.method` then gives).
 enum SpecSlot {
   kSpecMethod,
   kSpecLower,
@@ -299,7 +303,7 @@ enum SpecSlot {
   kSpecBuckets,
   kSpecConfidence,
   kSpecIntervalShare,
-  kSpecSimultaneous,  // NaN, 0 or 1
+  kSpecSimultaneous,  // 0 or 1
   kSpecUsers,         // the heap address of one uint32 person id per record
   kSpecMaxContributions,
   kSpecPresent,  // bit i set: slot i holds a value (NaN included)
@@ -488,13 +492,8 @@ int Report(const dpq::StatusOr<dpq::ReleaseReport>& report,
       out[2 * quantile_count + i] = r.interval_high[i];
     }
   }
-  // A seeded release is not private: say so, whatever the budget.
-  const int kind = r.seeded                                            ? 3
-                   : r.spent.kind == dpq::PrivacyBudget::Kind::kPure   ? 0
-                   : r.spent.kind == dpq::PrivacyBudget::Kind::kApprox ? 1
-                                                                       : 2;
   block[kReportMethod] = IndexOf(MethodNames(), r.method);
-  block[kReportPrivacyKind] = kind;
+  block[kReportPrivacyKind] = IndexOf(kPrivacyKinds, PrivacyKindName(r));
   block[kReportEpsilon] = r.spent.epsilon;
   block[kReportDelta] = r.spent.delta;
   block[kReportRho] = r.spent.rho;

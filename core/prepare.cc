@@ -216,21 +216,6 @@ void OutputGrid::SetNearestShortcut() {
   fast_slack_ = slack;
 }
 
-int64_t OutputGrid::PointOf(double x) const {
-  if (fast_slack_ > 0) {
-    const double t = x * fast_scale_ - fast_offset_;
-    if (t >= 1 + fast_slack_ &&
-        t <= static_cast<double>(steps_ - 1) - fast_slack_) {
-      const double whole = std::floor(t);
-      const double part = t - whole;  // exact: 1 <= t < 2^52
-      if (std::fabs(part - 0.5) > fast_slack_) {
-        return static_cast<int64_t>(whole) + (part > 0.5 ? 1 : 0);
-      }
-    }
-  }
-  return PointOfByValues(x);
-}
-
 int64_t OutputGrid::PointOfByValues(double x) const {
   // FloorPoint(x, steps), keeping the two values it compares (usually the
   // only two ValueAt calls), then the nearer of the two points.
@@ -347,38 +332,12 @@ void ConvertToPoints(double* sorted_values, size_t count,
   }
 }
 
-void SortToPoints(double* values, size_t count, const OutputGrid& grid) {
-  // Sorted already (counts, intervals): mapping keeps the order.
-  if (std::is_sorted(values, values + count)) {
-    ConvertToPoints(values, count, grid);
-    return;
-  }
-  if (count < kRadixMinRecords || grid.steps() >= (int64_t{1} << 32) - 1) {
-    std::sort(values, values + count);
-    ConvertToPoints(values, count, grid);
-    return;
-  }
-  std::vector<uint32_t> keys(count);
-  std::vector<uint32_t> scratch;
-  for (size_t i = 0; i < count; ++i) {
-    keys[i] = static_cast<uint32_t>(grid.PointOf(values[i]));
-  }
-  // Only the digits the largest point needs.
-  int bits = 0;
-  while (bits < 32 && (static_cast<uint64_t>(grid.steps()) >> bits) != 0) {
-    ++bits;
-  }
-  // A few thousand records: digits of at most as many bits as the count
-  // has (about as many counters as records, so clearing and summing them
-  // costs no more than the records), in as few passes as that allows: two
-  // of 10 bits for 1,000 records on the default grid, not three of 7 (2%
-  // of a release in WebAssembly).
+int RadixDigitWidth(size_t count, int bits) {
+  if (count >= 4096 || bits < 1) return kRadixDigitBits;
   int most = 1;
   while (most < kRadixDigitBits && (count >> most) != 0) ++most;
-  const int passes = count < 4096 ? (bits + most - 1) / most : 0;
-  RadixSort(&keys, &scratch, bits,
-            passes == 0 ? kRadixDigitBits : (bits + passes - 1) / passes);
-  for (size_t i = 0; i < count; ++i) values[i] = static_cast<double>(keys[i]);
+  const int passes = (bits + most - 1) / most;
+  return (bits + passes - 1) / passes;
 }
 
 int64_t FloorProduct(double q, int64_t n) {

@@ -82,31 +82,32 @@ StatusOr<ReleaseRequest> Resolved(const ReleaseRequest& request) {
   return resolved;
 }
 
-// Prepare, rows: check finite and clamp, replace by the buckets' edges
-// (buckets), keep at most k records a person (users), map to the grid's
-// points and sort (SortToPoints), run-length: the runs live in the rows'
-// buffer, their cumulative counts in *ends.
+// Prepare, rows: with buckets or users, check finite and clamp, replace by
+// the buckets' edges (buckets), keep at most k records a person (users);
+// then RowsToRuns (check, clamp, map to the grid's points, sort,
+// run-length): the runs live in the rows' buffer, their cumulative counts
+// in *ends.
 StatusOr<Runs> PrepareRows(double* data, size_t count, const uint32_t* users,
                            const ReleaseRequest& request,
                            const ReleasePlan& plan, RandomSource& rng,
                            std::unique_ptr<double[]>* ends) {
   Status status = ValidateRecordCount(count);
   if (!status.ok()) return status;
-  status = ClampValues(data, count, request.lower, request.upper);
-  if (!status.ok()) return status;
+  if (plan.bucketed || plan.max_contributions > 0) {
+    status = ClampValues(data, count, request.lower, request.upper);
+    if (!status.ok()) return status;
+  }
   if (plan.bucketed) ToBucketEdges(data, count, plan.grid);
   if (plan.max_contributions > 0) {
     count = BoundContributions(data, users, count, plan.max_contributions, rng);
   }
-  SortToPoints(data, count, plan.grid);
   ends->reset(new (std::nothrow) double[std::max<size_t>(count, 1)]);
   if (*ends == nullptr) {
     return Status(StatusCode::kTooLarge,
                   "no memory for the records' runs (private: for the data "
                   "owner only)");
   }
-  const size_t size = RunLengthEncode(data, count, ends->get());
-  return Runs{data, ends->get(), size};
+  return RowsToRuns(data, count, plan.grid, ends->get());
 }
 
 // The intervals' brackets on the runs (intervals.h), before the method runs.

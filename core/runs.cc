@@ -1,8 +1,11 @@
 #include "core/runs.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <new>
 #include <string>
+#include <vector>
 
 namespace dpq {
 namespace {
@@ -24,7 +27,130 @@ inline bool WholeCount(double c) {
 // total is no faster in WebAssembly, where converting costs a check).
 constexpr size_t kCountsBlock = 512;
 
+// RowsToRuns reads and writes the record buffer as bytes: it holds doubles,
+// then 32-bit point indices (keys), then runs, in overlapping places.
+inline uint32_t LoadKey(const unsigned char* keys, size_t i) {
+  uint32_t key;
+  std::memcpy(&key, keys + 4 * i, 4);
+  return key;
+}
+inline void StoreKey(unsigned char* keys, size_t i, uint32_t key) {
+  std::memcpy(keys + 4 * i, &key, 4);
+}
+
+// RowsToRuns' first step: each value checked, clamped and mapped to its
+// point, key i (4 bytes at 4i) written behind value i (8 bytes at 8i).
+// *sorted tells whether the keys came in order.
+Status ValuesToKeys(unsigned char* bytes, size_t count,
+                    const OutputGrid& public_grid, bool* sorted) {
+  // A copy the byte stores cannot alias, so its fields can stay in
+  // registers.
+  const OutputGrid grid = public_grid;
+  const double lower = grid.lower();
+  const double upper = grid.upper();
+  bool in_order = true;
+  uint32_t previous = 0;
+  for (size_t i = 0; i < count; ++i) {
+    double x;
+    std::memcpy(&x, bytes + 8 * i, 8);
+    if (!std::isfinite(x)) {
+      return Status(StatusCode::kNonFiniteValue,
+                    "value at index " + std::to_string(i) + " is " +
+                        FormatNumber(x) + "; every value must be finite");
+    }
+    const auto key = static_cast<uint32_t>(
+        grid.PointOf(std::min(std::max(x, lower), upper)));
+    StoreKey(bytes, i, key);
+    in_order &= key >= previous;
+    previous = key;
+  }
+  *sorted = in_order;
+  return Status::Ok();
+}
+
+// One LSD pass: the keys `from` to their places `to` by the digit at
+// `shift`; `offsets` has room for mask + 1 counters.
+void ScatterKeys(const unsigned char* from, unsigned char* to, size_t n,
+                 int shift, uint32_t mask, uint32_t* offsets) {
+  std::fill(offsets, offsets + mask + 1, 0);
+  for (size_t i = 0; i < n; ++i) ++offsets[(LoadKey(from, i) >> shift) & mask];
+  uint32_t total = 0;
+  for (uint32_t d = 0; d <= mask; ++d) {
+    const uint32_t here = offsets[d];
+    offsets[d] = total;
+    total += here;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t key = LoadKey(from, i);
+    StoreKey(to, offsets[(key >> shift) & mask]++, key);
+  }
+}
+
+// The last step: sorted keys to runs, their points from `points` on and
+// cumulative counts into `ends`; returns the runs. Run r's count (8 bytes
+// at 8r, r <= i) is written after key i + 1 is read, so the keys may lie
+// in the second half of `ends` (from byte 4 count on): the count never
+// reaches a key still to be read.
+size_t KeysToRuns(const unsigned char* keys, size_t count,
+                  unsigned char* points, double* ends) {
+  size_t runs = 0;
+  uint32_t key = LoadKey(keys, 0);
+  for (size_t i = 0; i + 1 < count; ++i) {
+    const uint32_t next = LoadKey(keys, i + 1);
+    const auto point = static_cast<double>(key);
+    std::memcpy(points + 8 * runs, &point, 8);
+    ends[runs] = static_cast<double>(i + 1);
+    runs += next != key ? 1 : 0;
+    key = next;
+  }
+  const auto point = static_cast<double>(key);
+  std::memcpy(points + 8 * runs, &point, 8);
+  ends[runs] = static_cast<double>(count);
+  return runs + 1;
+}
+
 }  // namespace
+
+StatusOr<Runs> RowsToRuns(double* values, size_t count, const OutputGrid& grid,
+                          double* ends) {
+  if (count < kRadixMinRecords || grid.steps() >= (int64_t{1} << 32) - 1) {
+    Status status = ClampValues(values, count, grid.lower(), grid.upper());
+    if (!status.ok()) return status;
+    std::sort(values, values + count);
+    ConvertToPoints(values, count, grid);
+    return Runs{values, ends, RunLengthEncode(values, count, ends)};
+  }
+  auto* bytes = reinterpret_cast<unsigned char*>(values);
+  bool sorted = false;
+  Status status = ValuesToKeys(bytes, count, grid, &sorted);
+  if (!status.ok()) return status;
+  // The sorted keys end in the second half of `ends`, so that the runs'
+  // counts, written from its start, stay behind the keys still to be read
+  // (and the points go to `values`): pass k of P writes there when P - k
+  // is even, and to the second half of `values` otherwise.
+  auto* spare = reinterpret_cast<unsigned char*>(ends);
+  unsigned char* last = spare + 4 * count;
+  if (sorted) {
+    std::memcpy(last, bytes, 4 * count);
+  } else {
+    int bits = 0;  // in the largest point, steps
+    while (bits < 32 && (static_cast<uint64_t>(grid.steps()) >> bits) != 0) {
+      ++bits;
+    }
+    const int width = RadixDigitWidth(count, bits);
+    const int passes = (bits + width - 1) / width;
+    std::vector<uint32_t> offsets(size_t{1} << width);
+    unsigned char* second = bytes + 4 * count;
+    const unsigned char* from = bytes;
+    for (int p = 0; p < passes; ++p) {
+      unsigned char* to = (passes - 1 - p) % 2 == 0 ? last : second;
+      ScatterKeys(from, to, count, p * width, (uint32_t{1} << width) - 1,
+                  offsets.data());
+      from = to;
+    }
+  }
+  return Runs{values, ends, KeysToRuns(last, count, bytes, ends)};
+}
 
 size_t Runs::FirstAtOrAbove(int64_t point) const {
   return static_cast<size_t>(

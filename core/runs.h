@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/prepare.h"
 #include "core/random.h"
 #include "core/status.h"
 
@@ -50,7 +51,23 @@ struct Runs {
   size_t RunOfRank(uint64_t rank) const;
 };
 
-// Sorted points (exact integer doubles, e.g. SortToPoints' output) to runs,
+// Prepare, rows: checks every value is finite (NON_FINITE_VALUE naming the
+// first that is not), clamps each to the grid's bounds, maps it to its
+// nearest grid point (PointOf), sorts and run-length encodes: the runs'
+// points land in `values` (the caller's copy of the records) and their
+// cumulative counts in `ends` (room for `count`). For grids under 2^32
+// steps and at least kRadixMinRecords records: one pass over the values
+// that writes 32-bit point indices (keys) into the first half of `values`,
+// an LSD radix sort of the keys (RadixDigitWidth's digits) ending in the
+// second half of `ends`, and one pass over the sorted keys that writes the
+// runs behind them. No memory beyond the two buffers (8 bytes a record
+// fewer than sorting into buffers of its own) and no pass over doubles
+// after the first. Otherwise ClampValues, std::sort, ConvertToPoints and
+// RunLengthEncode. The runs are the same either way.
+StatusOr<Runs> RowsToRuns(double* values, size_t count, const OutputGrid& grid,
+                          double* ends);
+
+// Sorted points (exact integer doubles, e.g. ConvertToPoints' output) to runs,
 // in place: the distinct points move to sorted_points[0, k) and ends[0, k)
 // receives their cumulative counts (room for n). Returns k. O(n).
 size_t RunLengthEncode(double* sorted_points, size_t n, double* ends);

@@ -15,6 +15,7 @@
 
 #include "core/decimal.h"
 #include "core/random.h"
+#include "core/runs.h"
 
 namespace dpq {
 namespace {
@@ -310,51 +311,98 @@ TEST(SortDistinctQuantilesTest, DeduplicatesAndMapsBack) {
 namespace dpq {
 namespace {
 
-// SortToPoints(values) against sorting, then mapping.
-void ExpectSortingThenMapping(std::vector<double> values,
-                              const OutputGrid& grid) {
+// RowsToRuns(values) against clamping, sorting, mapping and run-length
+// encoding one step at a time.
+void ExpectStepByStep(std::vector<double> values, const OutputGrid& grid) {
   const size_t n = values.size();
   std::vector<double> expected = values;
-  std::sort(expected.begin(), expected.end());
+  ASSERT_TRUE(
+      ClampAndSort(expected.data(), n, grid.lower(), grid.upper()).ok());
   std::vector<double> sorted = expected;
   ConvertToPoints(expected.data(), n, grid);
-  SortToPoints(values.data(), n, grid);
-  ASSERT_EQ(values, expected) << "steps " << grid.steps() << " n " << n;
-  // Input sorted already (as counts arrive): the same again.
-  SortToPoints(sorted.data(), n, grid);
-  ASSERT_EQ(sorted, expected) << "sorted, steps " << grid.steps();
+  std::vector<double> expected_ends(n + 1);
+  const size_t size = RunLengthEncode(expected.data(), n, expected_ends.data());
+  expected.resize(size);
+  expected_ends.resize(size);
+  for (std::vector<double>* input : {&values, &sorted}) {
+    std::vector<double> ends(n + 1);
+    StatusOr<Runs> runs = RowsToRuns(input->data(), n, grid, ends.data());
+    ASSERT_TRUE(runs.ok()) << runs.status().message();
+    ASSERT_EQ(runs.value().size, size)
+        << "steps " << grid.steps() << " n " << n;
+    EXPECT_EQ(
+        std::vector<double>(runs.value().points, runs.value().points + size),
+        expected)
+        << "steps " << grid.steps() << " n " << n
+        << (input == &sorted ? " (sorted input)" : "");
+    EXPECT_EQ(std::vector<double>(runs.value().ends, runs.value().ends + size),
+              expected_ends)
+        << "steps " << grid.steps() << " n " << n;
+  }
 }
 
-// The radix path gives exactly the array sorting then mapping gives, on
-// every kind of grid, below and above the radix threshold and the digit
-// width's, with atoms and values on both bounds, and on a narrow cluster
-// (the keys' high digits all equal).
-TEST(SortToPointsTest, IsSortingThenMappingExactly) {
+// The radix path gives exactly the runs of clamping, sorting, mapping and
+// encoding, on every kind of grid, below and above the radix threshold and
+// the digit width's, in one, two and three passes (the sorted keys must end
+// where the runs are written behind them), sorted or not, with atoms,
+// values on and beyond both bounds, and on a narrow cluster (the keys'
+// high digits all equal).
+TEST(RowsToRunsTest, IsClampingSortingMappingEncodingExactly) {
   SeededRandom rng(5);
   std::vector<OutputGrid> grids = {
       OutputGrid::Default(-20, 120), OutputGrid::Default(0, 1e-300),
-      OutputGrid(0, 1, 7), OutputGrid(-3, 3, 4096, 6.0 / 4096)};
-  // Over 2^32 steps: the std::sort path.
+      OutputGrid(0, 1, 7), OutputGrid(-3, 3, 4096, 6.0 / 4096),
+      // 32 bits: three passes of 11 (one of 32 bits at most 2^32 - 2).
+      OutputGrid(0, 1, (int64_t{1} << 32) - 2),
+      // 23 bits: three passes of 8 at 200 records.
+      OutputGrid(0, 1, int64_t{1} << 22)};
+  // At least 2^32 - 1 steps: the std::sort path.
+  grids.push_back(OutputGrid(0, 1, (int64_t{1} << 32) - 1));
   grids.push_back(OutputGrid::ForBounds(0, 1));
   ASSERT_GT(grids.back().steps(), int64_t{1} << 32);
   for (const OutputGrid& grid : grids) {
     // Under 4,096: digits of as many bits as the count has; 4,096 on: 11.
-    for (size_t n :
-         {size_t{0}, size_t{1}, kRadixMinRecords - 1, kRadixMinRecords,
-          size_t{1000}, size_t{4095}, size_t{4096}, size_t{100000}}) {
+    for (size_t n : {size_t{0}, size_t{1}, kRadixMinRecords - 1,
+                     kRadixMinRecords, size_t{200}, size_t{1000}, size_t{4095},
+                     size_t{4096}, size_t{100000}}) {
       std::vector<double> spread(n);
       std::vector<double> cluster(n);
       const double range = grid.upper() - grid.lower();
       for (size_t i = 0; i < n; ++i) {
         const double u = UniformDouble(rng);
-        spread[i] = i % 7 == 0   ? grid.lower()
-                    : i % 7 == 1 ? grid.upper()
-                    : i % 7 == 2 ? grid.lower() + range / 3
+        spread[i] = i % 9 == 0   ? grid.lower()
+                    : i % 9 == 1 ? grid.upper()
+                    : i % 9 == 2 ? grid.lower() + range / 3
+                    : i % 9 == 3 ? grid.lower() - range
+                    : i % 9 == 4 ? grid.upper() + 2 * range
                                  : grid.lower() + u * range;
         cluster[i] = grid.lower() + range * (0.5 + 1e-4 * UniformDouble(rng));
       }
-      ExpectSortingThenMapping(spread, grid);
-      ExpectSortingThenMapping(cluster, grid);
+      ExpectStepByStep(spread, grid);
+      ExpectStepByStep(cluster, grid);
+    }
+  }
+}
+
+// A non-finite value is named by its index on both paths, wherever it is.
+TEST(RowsToRunsTest, NamesTheFirstNonFiniteValue) {
+  const OutputGrid grid = OutputGrid::Default(0, 10);
+  for (size_t n : {size_t{5}, size_t{5000}}) {
+    for (double bad : {kNan, kInf, -kInf}) {
+      for (size_t at : {size_t{0}, size_t{2}, n - 1}) {
+        std::vector<double> values(n, 3);
+        values[at] = bad;
+        if (at + 1 < n) values[n - 1] = kNan;
+        std::vector<double> ends(n);
+        const StatusOr<Runs> runs =
+            RowsToRuns(values.data(), n, grid, ends.data());
+        ASSERT_FALSE(runs.ok());
+        EXPECT_EQ(runs.status().code(), StatusCode::kNonFiniteValue);
+        EXPECT_NE(
+            runs.status().message().find("index " + std::to_string(at) + " "),
+            std::string::npos)
+            << runs.status().message();
+      }
     }
   }
 }

@@ -68,6 +68,7 @@ OutputGrid OutputGrid::Default(double lower, double upper, int64_t most_steps) {
   // Distinct doubles: no finer than ForBounds's grid.
   if (steps < 1 || steps > finest.steps()) return fallback;
   grid.steps_ = steps;
+  grid.per_step_ = PerStep(steps);
   grid.cells_per_unit_ = static_cast<double>(steps) / range;
   grid.first_multiple_ = first;
   grid.SetNearestShortcut();
@@ -242,8 +243,10 @@ double OutputGrid::ValueAt(int64_t j) const {
   } else if (step_ > 0) {
     value = lower_ + static_cast<double>(j) * step_;
   } else {
-    value = lower_ + (upper_ - lower_) *
-                         (static_cast<double>(j) / static_cast<double>(steps_));
+    const double fraction =
+        per_step_ > 0 ? static_cast<double>(j) * per_step_
+                      : static_cast<double>(j) / static_cast<double>(steps_);
+    value = lower_ + (upper_ - lower_) * fraction;
   }
   return std::min(std::max(value, lower_), upper_);
 }

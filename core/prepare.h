@@ -71,7 +71,8 @@ class OutputGrid {
         upper_(upper),
         steps_(steps),
         step_(step),
-        cells_per_unit_(static_cast<double>(steps) / (upper - lower)) {}
+        cells_per_unit_(static_cast<double>(steps) / (upper - lower)),
+        per_step_(PerStep(steps)) {}
 
   double lower() const { return lower_; }
   double upper() const { return upper_; }
@@ -107,6 +108,10 @@ class OutputGrid {
   int64_t FloorPoint(double x, int64_t max_point) const;
   // A first guess at FloorPoint (from the scale), clamped to [0, max_point].
   int64_t EstimatePoint(double x, int64_t max_point) const;
+  // per_step_ for a grid of `steps` steps.
+  static double PerStep(int64_t steps) {
+    return (steps & (steps - 1)) == 0 ? 1 / static_cast<double>(steps) : 0;
+  }
   // Sets the decimal grids' shortcut for PointOf (fast_slack_ below).
   void SetNearestShortcut();
 
@@ -121,6 +126,9 @@ class OutputGrid {
   int64_t steps_;
   double step_;
   double cells_per_unit_;  // only for FloorPoint's first estimate
+  // 1 / steps when steps is a power of two (ForBounds' grids, streams'):
+  // j / steps is then exactly j times it, without a division. Else 0.
+  double per_step_;
   // Decimal grids: point j in (0, steps) is
   // Multiple(first_multiple_ + j stride_), 10^e = 1 / divisor_ (e < 0) or
   // multiplier_ (e >= 0); the default grid's stride is 1, a step grid's the

@@ -215,6 +215,9 @@ void OutputGrid::SetNearestShortcut() {
   fast_offset_ =
       static_cast<double>(first_multiple_) / static_cast<double>(stride_);
   fast_slack_ = slack;
+  fast_low_ = 1 + slack;
+  fast_high_ = static_cast<double>(steps_ - 1) - slack;
+  fast_half_ = 0.5 - slack;
 }
 
 int64_t OutputGrid::PointOfByValues(double x) const {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "core/status.h"
@@ -142,23 +143,32 @@ class OutputGrid {
   // within fast_slack_ (which also covers how far the rounded points'
   // midpoints lie from the exact ones); where t is further than that from
   // a midpoint, inside [1, steps - 1], the nearest point is round(t). 0:
-  // no shortcut.
+  // no shortcut. fast_low_ = 1 + slack, fast_high_ = steps - 1 - slack and
+  // fast_half_ = 0.5 - slack bound t and |t - round(t)|.
   double fast_scale_ = 0;
   double fast_offset_ = 0;
   double fast_slack_ = 0;
+  double fast_low_ = 0;
+  double fast_high_ = 0;
+  double fast_half_ = 0;
 };
 
 // Inline: the preparation's pass over the records calls it once a record.
 inline int64_t OutputGrid::PointOf(double x) const {
   if (fast_slack_ > 0) {
     const double t = x * fast_scale_ - fast_offset_;
-    if (t >= 1 + fast_slack_ &&
-        t <= static_cast<double>(steps_ - 1) - fast_slack_) {
-      const double whole = std::floor(t);
-      const double part = t - whole;  // exact: 1 <= t < 2^52
-      if (std::fabs(part - 0.5) > fast_slack_) {
-        return static_cast<int64_t>(whole) + (part > 0.5 ? 1 : 0);
-      }
+    // For 0 <= t < 2^52, t + 2^52 rounds t to a whole number (its last
+    // place is 1) and holds it in its low 52 bits: no floor, and no
+    // conversion to an integer (a checked one in WebAssembly). Then
+    // t - nearest is exact (Sterbenz: t >= 1 and |t - nearest| <= 0.5).
+    constexpr double kWholeShift = 4503599627370496.0;  // 2^52
+    const double shifted = t + kWholeShift;
+    const double nearest = shifted - kWholeShift;
+    if (t >= fast_low_ && t <= fast_high_ &&
+        std::fabs(t - nearest) < fast_half_) {
+      uint64_t bits;
+      std::memcpy(&bits, &shifted, sizeof(bits));
+      return static_cast<int64_t>(bits - 0x4330000000000000u);  // - 2^52's
     }
   }
   return PointOfByValues(x);

@@ -7,9 +7,13 @@ import { performance } from 'node:perf_hooks';
 
 import { loadDpQuantiles } from '../dist/node.js';
 
+// With --release-once: only the release of 10^6 values, m = 100, in this
+// fresh process (three untimed calls, then the median of 7 in ms), for the
+// WASM / native target below.
+const releaseOnce = process.argv[2] === '--release-once';
 const [nativeJson, wasmSortJson] = process.argv.slice(2);
-const native = JSON.parse(readFileSync(nativeJson, 'utf8'));
-const wasmSortMs = JSON.parse(readFileSync(wasmSortJson, 'utf8')).sortMs;
+const native = releaseOnce ? null : JSON.parse(readFileSync(nativeJson, 'utf8'));
+const wasmSortMs = releaseOnce ? NaN : JSON.parse(readFileSync(wasmSortJson, 'utf8')).sortMs;
 
 function nativeMs(name) {
   const entry = native.benchmarks.find((b) => b.name === name || b.name.startsWith(`${name}/min_time`));
@@ -32,6 +36,18 @@ for (let i = 0; i < n; i++) {
 const loadStart = performance.now();
 const dpq = await loadDpQuantiles();
 const loadMs = performance.now() - loadStart;
+
+if (releaseOnce) {
+  const options = { lower: 0, upper: 100, quantiles: Array.from({ length: 100 }, (_, i) => (i + 1) / 101), epsilon: 1 };
+  for (let i = 0; i < 3; i++) dpq.quantiles(data, options);
+  const times = Array.from({ length: 7 }, () => {
+    const start = performance.now();
+    dpq.quantiles(data, options);
+    return performance.now() - start;
+  });
+  console.log(median(times));
+  process.exit(0);
+}
 
 const jsSortMs = median(
   Array.from({ length: 7 }, () => {
@@ -131,13 +147,16 @@ for (const inverse of [1000, 10000]) {
   const aq100 = rows.find((r) => r.m === 100);
   // WASM / native, interleaved: the native table above ran minutes before
   // this, and the machine's speed drifts by 15-30% between such runs
-  // (docs/benchmarks.md). So five rounds, each the native benchmark (its
-  // own process, 0.5 s) right before the package's median of 7; the ratio
+  // (docs/benchmarks.md). A WebAssembly module also keeps its memory's
+  // pages for the life of its process, so one process is fast or slow
+  // throughout (the release of 10^6 values took 9.5 ms in one and 12.5 in
+  // the next), while the native benchmark allocates afresh each call. So
+  // five rounds, each the native benchmark (its own process, 0.5 s) right
+  // before the package in a fresh Node process (--release-once); the ratio
   // is the median of the rounds'.
   const nativeBinary = new URL('../build/native/dpq_bench', import.meta.url).pathname;
   const rounds = [];
   if (existsSync(nativeBinary)) {
-    const options = { lower: 0, upper: 100, quantiles: m100, epsilon: 1 };
     for (let round = 0; round < 5; round++) {
       const report = JSON.parse(
         execFileSync(nativeBinary, ['--benchmark_filter=^BM_AqRelease/1000000/100$', '--benchmark_min_time=0.5', '--benchmark_format=json'], {
@@ -146,12 +165,8 @@ for (const inverse of [1000, 10000]) {
         }),
       );
       const nativeRoundMs = report.benchmarks[0].real_time;
-      const wasmRoundMs = median(
-        Array.from({ length: 7 }, () => {
-          const start = performance.now();
-          dpq.quantiles(data, options);
-          return performance.now() - start;
-        }),
+      const wasmRoundMs = Number(
+        execFileSync(process.execPath, [new URL(import.meta.url).pathname, '--release-once'], { encoding: 'utf8' }),
       );
       rounds.push({ nativeRoundMs, wasmRoundMs, ratio: wasmRoundMs / nativeRoundMs });
     }

@@ -439,8 +439,10 @@ dpq::ReleaseRequest ReadRequest(const double* block, const val& extra,
   }
   const std::string& method = request.method;
   const double m = quantile_count;
-  // The inputs' copies, and the radix sort's two key arrays (prepare.h).
-  *need = 32.0 * m + 16.0 * n;
+  // The quantiles' copies, and the runs' cumulative counts: the records'
+  // copy (already in the heap) and those counts are all RowsToRuns sorts
+  // in (runs.h).
+  *need = 32.0 * m + 8.0 * n;
   bool step = false;
   for (const auto& option : request.options) step |= option.first == "step";
   if (method == "jointexp" || method == "inverse-sensitivity" ||

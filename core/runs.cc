@@ -125,9 +125,11 @@ StatusOr<Runs> RowsToRuns(double* values, size_t count, const OutputGrid& grid,
   Status status = ValuesToKeys(bytes, count, grid, &sorted);
   if (!status.ok()) return status;
   // The sorted keys end in the second half of `ends`, so that the runs'
-  // counts, written from its start, stay behind the keys still to be read
-  // (and the points go to `values`): pass k of P writes there when P - k
-  // is even, and to the second half of `values` otherwise.
+  // counts, written from its start, stay behind the keys still to be read,
+  // and the points go to `values`, free by then: pass k of P writes there
+  // when P - k is even, and to the second half of `values` otherwise.
+  // (Ending in `values`, under the points being written, was 7% slower in
+  // WebAssembly.)
   auto* spare = reinterpret_cast<unsigned char*>(ends);
   unsigned char* last = spare + 4 * count;
   if (sorted) {

@@ -60,9 +60,10 @@ struct Runs {
 // that writes 32-bit point indices (keys) into the first half of `values`,
 // an LSD radix sort of the keys (RadixDigitWidth's digits) ending in the
 // second half of `ends`, and one pass over the sorted keys that writes the
-// runs behind them. No memory beyond the two buffers (8 bytes a record
-// fewer than sorting into buffers of its own) and no pass over doubles
-// after the first. Otherwise ClampValues, std::sort, ConvertToPoints and
+// runs' counts behind them and their points into `values`. No memory
+// beyond the two buffers but 2^11 counters (8 bytes a record fewer than
+// sorting into buffers of its own) and no pass over doubles after the
+// first. Otherwise ClampValues, std::sort, ConvertToPoints and
 // RunLengthEncode. The runs are the same either way.
 StatusOr<Runs> RowsToRuns(double* values, size_t count, const OutputGrid& grid,
                           double* ends);

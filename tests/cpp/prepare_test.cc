@@ -341,11 +341,12 @@ void ExpectStepByStep(std::vector<double> values, const OutputGrid& grid) {
   }
 }
 
-// The radix path gives exactly the runs of clamping, sorting, mapping and
-// encoding, on every kind of grid, below and above the radix threshold and
-// the digit width's, in one, two and three passes (the sorted keys must end
-// where the runs are written behind them), sorted or not, with atoms,
-// values on and beyond both bounds, and on a narrow cluster (the keys'
+// The radix and counting paths give exactly the runs of clamping, sorting,
+// mapping and encoding, on every kind of grid, below and above the radix
+// threshold and the digit width's, in one, two and three passes (the sorted
+// keys must end where the runs are written behind them), counted in one
+// bucket or many (grids of at most 2 points a record), sorted or not, with
+// atoms, values on and beyond both bounds, and on a narrow cluster (the keys'
 // high digits all equal).
 TEST(RowsToRunsTest, IsClampingSortingMappingEncodingExactly) {
   SeededRandom rng(5);
@@ -355,7 +356,10 @@ TEST(RowsToRunsTest, IsClampingSortingMappingEncodingExactly) {
       // 32 bits: three passes of 11 (one of 32 bits at most 2^32 - 2).
       OutputGrid(0, 1, (int64_t{1} << 32) - 2),
       // 23 bits: three passes of 8 at 200 records.
-      OutputGrid(0, 1, int64_t{1} << 22)};
+      OutputGrid(0, 1, int64_t{1} << 22),
+      // 17 bits: at 100,000 records (at most 2 points a record) the keys
+      // go to 64 buckets by their high 6 bits, and the low 11 are counted.
+      OutputGrid(0, 1, 100000)};
   // At least 2^32 - 1 steps: the std::sort path.
   grids.push_back(OutputGrid(0, 1, (int64_t{1} << 32) - 1));
   grids.push_back(OutputGrid::ForBounds(0, 1));

@@ -60,11 +60,14 @@ struct Runs {
 // that writes 32-bit point indices (keys) into the first half of `values`,
 // an LSD radix sort of the keys (RadixDigitWidth's digits) ending in the
 // second half of `ends`, and one pass over the sorted keys that writes the
-// runs' counts behind them and their points into `values`. No memory
-// beyond the two buffers but 2^11 counters (8 bytes a record fewer than
-// sorting into buffers of its own) and no pass over doubles after the
-// first. Otherwise ClampValues, std::sort, ConvertToPoints and
-// RunLengthEncode. The runs are the same either way.
+// runs' counts behind them and their points into `values`. On a grid of
+// at most 2 points a record the sort is one pass by the keys' high bits
+// and the runs come from counting each bucket's low 11 bits. No memory
+// beyond the two buffers but counters (16 KiB, or count / 256 bytes for the
+// buckets' ends; 8 bytes a record fewer than sorting into buffers of its
+// own), and no pass over doubles after the first. Otherwise ClampValues,
+// std::sort, ConvertToPoints and RunLengthEncode. The runs are the same
+// either way.
 StatusOr<Runs> RowsToRuns(double* values, size_t count, const OutputGrid& grid,
                           double* ends);
 

@@ -79,11 +79,9 @@ struct WasmReleaseResult {
   std::string intervalMethod;         // "brackets" or "tree"
 };
 
-// What a release spent, by name: "pure", "approx", "zcdp", or "none" for a
-// seeded release, which is not private whatever the budget.
-const char* PrivacyKindName(const dpq::ReleaseReport& r) {
-  if (r.seeded) return "none";
-  switch (r.spent.kind) {
+// A budget's kind by name: "pure", "approx" or "zcdp".
+const char* BudgetKindName(dpq::PrivacyBudget::Kind kind) {
+  switch (kind) {
     case dpq::PrivacyBudget::Kind::kPure:
       return "pure";
     case dpq::PrivacyBudget::Kind::kApprox:
@@ -92,6 +90,12 @@ const char* PrivacyKindName(const dpq::ReleaseReport& r) {
       return "zcdp";
   }
   return "";
+}
+
+// What a release spent, by name: its budget's kind, or "none" for a seeded
+// release, which is not private whatever the budget.
+const char* PrivacyKindName(const dpq::ReleaseReport& r) {
+  return r.seeded ? "none" : BudgetKindName(r.spent.kind);
 }
 
 WasmReleaseResult ToResult(const dpq::StatusOr<dpq::ReleaseReport>& report) {
@@ -198,7 +202,7 @@ class WasmSession {
     val list = val::array();
     for (const dpq::SessionCharge& charge : session_->charges()) {
       val entry = Budget(charge.cost);
-      entry.set("kind", KindName(charge.cost.kind));
+      entry.set("kind", BudgetKindName(charge.cost.kind));
       entry.set("neighbouring", dpq::NeighbouringName(charge.release));
       if (charge.max_contributions > 0) {
         entry.set("maxContributions",
@@ -242,17 +246,6 @@ class WasmSession {
       }
     }
     return object;
-  }
-  static const char* KindName(dpq::PrivacyBudget::Kind kind) {
-    switch (kind) {
-      case dpq::PrivacyBudget::Kind::kPure:
-        return "pure";
-      case dpq::PrivacyBudget::Kind::kApprox:
-        return "approx";
-      case dpq::PrivacyBudget::Kind::kZcdp:
-        return "zcdp";
-    }
-    return "";
   }
   dpq::Status status_;
   std::optional<dpq::PrivacySession> session_;

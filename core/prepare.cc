@@ -311,14 +311,16 @@ Status ClampAndSort(double* values, size_t count, double lower, double upper) {
   return status;
 }
 
+Status NonFiniteValueAt(size_t index, double value) {
+  return Status(StatusCode::kNonFiniteValue,
+                "value at index " + std::to_string(index) + " is " +
+                    FormatNumber(value) + "; every value must be finite");
+}
+
 Status ClampValues(double* values, size_t count, double lower, double upper) {
   for (size_t i = 0; i < count; ++i) {
     const double x = values[i];
-    if (!std::isfinite(x)) {
-      return Status(StatusCode::kNonFiniteValue,
-                    "value at index " + std::to_string(i) + " is " +
-                        FormatNumber(x) + "; every value must be finite");
-    }
+    if (!std::isfinite(x)) return NonFiniteValueAt(i, x);
     values[i] = std::min(std::max(x, lower), upper);
   }
   return Status::Ok();

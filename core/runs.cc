@@ -53,11 +53,7 @@ Status ValuesToKeys(unsigned char* bytes, size_t count,
   for (size_t i = 0; i < count; ++i) {
     double x;
     std::memcpy(&x, bytes + 8 * i, 8);
-    if (!std::isfinite(x)) {
-      return Status(StatusCode::kNonFiniteValue,
-                    "value at index " + std::to_string(i) + " is " +
-                        FormatNumber(x) + "; every value must be finite");
-    }
+    if (!std::isfinite(x)) return NonFiniteValueAt(i, x);
     const auto key = static_cast<uint32_t>(
         grid.PointOf(std::min(std::max(x, lower), upper)));
     StoreKey(bytes, i, key);

@@ -258,6 +258,10 @@ describe('memory', () => {
     expect(Math.abs(median - 50)).toBeLessThanOrEqual(1);
     // 1.4 * 10^8 (2.24 GB) still does not fit.
     expectError(() => big.quantiles(new Uint8Array(1.4e8), base), 'TOO_LARGE');
+    // 2.65 * 10^8 (under the 2^28 cap): the copy itself cannot be
+    // allocated, and the refusal says how many values do fit.
+    expectError(() => big.quantiles(new Uint8Array(2.65e8), base), 'TOO_LARGE', '16 bytes a value');
+    expect(big.quantiles([1, 2, 3], { ...base, quantiles: [0.5] })).toHaveLength(1);
   }, 60_000);
 });
 

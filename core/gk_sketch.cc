@@ -202,7 +202,19 @@ void GkSketch::MergeBatchAndCompress() {
       right_bin = bin;
     }
   }
-  tuples_.erase(tuples_.begin(), tuples_.begin() + static_cast<ptrdiff_t>(out));
+  // The finished tuples move to the front in pieces of `out`, so no piece
+  // overlaps its destination: Emscripten's memmove (erase's) copies an
+  // overlapping block 4 bytes at a time, its memcpy a large one at the
+  // engine's speed (8% of a stream's pushes in WebAssembly went to the
+  // memmove).
+  const size_t kept = total - out;
+  if (out > 0) {
+    for (size_t done = 0; done < kept; done += out) {
+      std::memcpy(&tuples_[done], &tuples_[out + done],
+                  std::min(out, kept - done) * sizeof(GkTuple));
+    }
+    tuples_.resize(kept);
+  }
   buffer_.clear();
 }
 

@@ -245,11 +245,11 @@ double OutputGrid::ValueAt(int64_t j) const {
     value = Multiple(first_multiple_ + j * stride_);
   } else if (step_ > 0) {
     value = lower_ + static_cast<double>(j) * step_;
+  } else if (per_step_ > 0) {
+    return PowerValueAt(j);
   } else {
-    const double fraction =
-        per_step_ > 0 ? static_cast<double>(j) * per_step_
-                      : static_cast<double>(j) / static_cast<double>(steps_);
-    value = lower_ + (upper_ - lower_) * fraction;
+    value = lower_ + (upper_ - lower_) *
+                         (static_cast<double>(j) / static_cast<double>(steps_));
   }
   return std::min(std::max(value, lower_), upper_);
 }

@@ -85,7 +85,7 @@ class OutputGrid {
 
   // The largest c in [0, steps) with ValueAt(c) <= x, for x in [lower, upper].
   // Monotone non-decreasing in x, so sorted values give sorted cells.
-  int64_t CellOf(double x) const { return FloorPoint(x, steps_ - 1); }
+  int64_t CellOf(double x) const;
   // The largest point j in [0, steps] with ValueAt(j) <= x, and the smallest
   // with ValueAt(j) >= x, for x in [lower, upper]. Monotone in x.
   int64_t FloorPointOf(double x) const { return FloorPoint(x, steps_); }
@@ -109,6 +109,13 @@ class OutputGrid {
   int64_t FloorPoint(double x, int64_t max_point) const;
   // A first guess at FloorPoint (from the scale), clamped to [0, max_point].
   int64_t EstimatePoint(double x, int64_t max_point) const;
+  // ValueAt(j) for j in (0, steps) on a grid with per_step_ > 0 and no
+  // decimal points or step (ForBounds's grids, streams'): ValueAt uses it.
+  double PowerValueAt(int64_t j) const {
+    const double value =
+        lower_ + (upper_ - lower_) * (static_cast<double>(j) * per_step_);
+    return std::min(std::max(value, lower_), upper_);
+  }
   // per_step_ for a grid of `steps` steps.
   static double PerStep(int64_t steps) {
     return (steps & (steps - 1)) == 0 ? 1 / static_cast<double>(steps) : 0;
@@ -172,6 +179,27 @@ inline int64_t OutputGrid::PointOf(double x) const {
     }
   }
   return PointOfByValues(x);
+}
+
+// Inline: a stream's push calls it once a value. On power-of-two grids
+// (every stream's) FloorPoint's first estimate, when its value and the
+// next point's bracket x, is FloorPoint's answer (its loops would not
+// move); it is checked here without the call and the general ValueAt.
+inline int64_t OutputGrid::CellOf(double x) const {
+  const int64_t last = steps_ - 1;
+  if (per_step_ > 0 && divisor_ <= 0 && multiplier_ <= 0 && step_ <= 0 &&
+      std::isfinite(cells_per_unit_)) {
+    const double estimate = std::floor((x - lower_) * cells_per_unit_);
+    const int64_t cell = estimate > 0
+                             ? static_cast<int64_t>(std::min(
+                                   estimate, static_cast<double>(last)))
+                             : 0;
+    if ((cell == 0 || PowerValueAt(cell) <= x) &&
+        (cell == last || PowerValueAt(cell + 1) > x)) {
+      return cell;
+    }
+  }
+  return FloorPoint(x, last);
 }
 
 // Most buckets a bucketed release or a release from counts takes: 2^26

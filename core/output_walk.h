@@ -48,17 +48,34 @@ inline RunRange ProblemRuns(const QuantileProblem& p) {
 // reads near the hint, O(log) at worst.
 inline size_t RunOfRecord(const QuantileProblem& p, RunRange range,
                           uint64_t record, size_t hint) {
-  const double rank = static_cast<double>(p.lo + record);
+  const uint64_t rank = p.lo + record;
   const double* ends = p.runs.ends;
   // The first run whose cumulative count exceeds the rank: in
   // [range.first, range.end), and at the last run at the latest.
   hint = std::min(std::max(hint, range.first), range.end - 1);
+  // A run holds at least one record, so the answer is at most
+  // rank + 1 - ends[hint] runs above the hint, or, below it, at least
+  // hint - (ends[hint] - rank) + 1: the search starts at that bound, which
+  // is the answer itself where the runs in between hold one record each
+  // (on fine grids, most). The hints alone were 2-7 runs off in half the
+  // calls of a small release.
+  const auto at = static_cast<uint64_t>(ends[hint]);
+  if (at > rank) {
+    const uint64_t back = at - rank - 1;
+    hint = back < hint - range.first ? hint - static_cast<size_t>(back)
+                                     : range.first;
+  } else {
+    const uint64_t ahead = rank - at + 1;
+    hint = ahead < range.end - 1 - hint ? hint + static_cast<size_t>(ahead)
+                                        : range.end - 1;
+  }
+  const auto rank_value = static_cast<double>(rank);
   size_t low = range.first;
   size_t high = range.end - 1;
-  if (ends[hint] > rank) {  // at or below the hint
+  if (ends[hint] > rank_value) {  // at or below the hint
     high = hint;
     for (size_t step = 1; high - low >= step; step *= 2) {
-      if (!(ends[high - step] > rank)) {
+      if (!(ends[high - step] > rank_value)) {
         low = high - step + 1;
         break;
       }
@@ -67,15 +84,15 @@ inline size_t RunOfRecord(const QuantileProblem& p, RunRange range,
   } else {  // above it
     low = hint + 1;
     for (size_t step = 1; high - low >= step; step *= 2) {
-      if (ends[low + step - 1] > rank) {
+      if (ends[low + step - 1] > rank_value) {
         high = low + step - 1;
         break;
       }
       low += step;
     }
   }
-  return static_cast<size_t>(std::upper_bound(ends + low, ends + high, rank) -
-                             ends);
+  return static_cast<size_t>(
+      std::upper_bound(ends + low, ends + high, rank_value) - ends);
 }
 
 // Sub-gap h of a point holding c >= 1 records among K sub-points: the

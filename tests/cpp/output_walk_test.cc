@@ -80,6 +80,26 @@ std::pair<int64_t, uint64_t> OutputAt(const QuantileProblem& p, uint64_t k,
 // offset into a rank's outputs locates a point whose sub-point there has
 // that rank by the definition (sampled offsets: the first, the last, and
 // random ones).
+TEST(OutputWalkTest, RunOfRecordFindsTheRunFromEveryHint) {
+  // Runs of one record and of several, on slices of their ranks: from any
+  // hint (in the range or not) the search gives the run holding the
+  // record, as a binary search over all runs does.
+  SeededRandom rng(31);
+  for (int trial = 0; trial < 400; ++trial) {
+    const Case c = RandomCase(rng, 0);
+    const QuantileProblem& p = c.problem;
+    if (p.count() == 0) continue;
+    const RunRange range = ProblemRuns(p);
+    for (uint64_t record = 0; record < p.count(); ++record) {
+      const size_t expected = p.runs.RunOfRank(p.lo + record);
+      for (size_t hint = 0; hint <= p.runs.size + 1; ++hint) {
+        ASSERT_EQ(RunOfRecord(p, range, record, hint), expected)
+            << "trial " << trial << " record " << record << " hint " << hint;
+      }
+    }
+  }
+}
+
 TEST(OutputWalkTest, RankEdgesSizeAndLocateEveryRanksOutputs) {
   SeededRandom rng(11);
   int cases = 0;

@@ -159,13 +159,16 @@ for (const inverse of [1000, 10000]) {
   // WASM / native, interleaved: the native table above ran minutes before
   // this, and the machine's speed drifts by 15-30% between such runs
   // (docs/benchmarks.md). A WebAssembly module also keeps its memory's
-  // pages for the life of its process, so one process is fast or slow
-  // throughout (the release of 10^6 values took 9.5 ms in one and 12.5 in
-  // the next), while the native benchmark allocates afresh each call. So
-  // five rounds, each the native benchmark (its own process, 0.5 s) right
-  // before the package in a fresh Node process (--release-once); the ratio
-  // is the median of the rounds'.
+  // pages for the life of its process, so one process can be faster or
+  // slower throughout, while the native benchmark allocates afresh each
+  // call. So five rounds, each the native benchmark (its own process,
+  // 0.5 s) right before the package in a fresh Node process
+  // (--release-once); the ratio is the median of the rounds'. Each round
+  // also times the core's release alone in WebAssembly (the WASM harness
+  // with --release, without the package's boundary), so the note says how
+  // much of the ratio is the boundary's.
   const nativeBinary = new URL('../build/native/dpq_bench', import.meta.url).pathname;
+  const coreHarness = new URL('../build/wasm/dpq_wasm_sort_bench.cjs', import.meta.url).pathname;
   const rounds = [];
   if (existsSync(nativeBinary)) {
     for (let round = 0; round < 5; round++) {
@@ -179,13 +182,21 @@ for (const inverse of [1000, 10000]) {
       const wasmRoundMs = Number(
         execFileSync(process.execPath, [new URL(import.meta.url).pathname, '--release-once'], { encoding: 'utf8' }),
       );
-      rounds.push({ nativeRoundMs, wasmRoundMs, ratio: wasmRoundMs / nativeRoundMs });
+      const coreRoundMs = existsSync(coreHarness)
+        ? JSON.parse(
+            execFileSync(process.execPath, ['--no-experimental-fetch', '--no-liftoff', coreHarness, '--release'], {
+              encoding: 'utf8',
+            }),
+          ).releaseMs
+        : NaN;
+      rounds.push({ nativeRoundMs, wasmRoundMs, coreRoundMs, ratio: wasmRoundMs / nativeRoundMs });
     }
   }
+  const coreRatio = rounds.length > 0 ? median(rounds.map((r) => r.coreRoundMs / r.nativeRoundMs)) : NaN;
   const interleaved = rounds.length > 0 ? median(rounds.map((r) => r.ratio)) : aq100.wasmMs / aq100.nativeAqMs;
   const roundsNote =
     rounds.length > 0
-      ? `interleaved, median of 5 rounds: ${rounds.map((r) => `${f(r.wasmRoundMs)}/${f(r.nativeRoundMs)}`).join(', ')} ms; the tables' runs: ${(aq100.wasmMs / aq100.nativeAqMs).toFixed(2)}`
+      ? `interleaved, median of 5 rounds: ${rounds.map((r) => `${f(r.wasmRoundMs)}/${f(r.nativeRoundMs)}`).join(', ')} ms; the core alone in WASM, same rounds: ${coreRatio.toFixed(2)} (${rounds.map((r) => f(r.coreRoundMs)).join(', ')} ms); the tables' runs: ${(aq100.wasmMs / aq100.nativeAqMs).toFixed(2)}`
       : 'from the tables (no native binary to interleave)';
   // From counts: 2^20 buckets holding the 10^6 values, and the same counts
   // scaled to 10^8 and 10^12 rows. The default method; the runs are the

@@ -191,8 +191,9 @@ int64_t OutputGrid::FloorPoint(double x, int64_t max_point) const {
 void OutputGrid::SetNearestShortcut() {
   // Point j (0 < j < steps) is m_j = (first + j stride) 10^e rounded, with
   // spacing s = stride 10^e. In units of s, with u = 2^-53, M the larger
-  // bound's magnitude, S = steps and X = M / s + S + 2:
-  // - t is within 4 u X of x's exact position: the scale is 1 / s off by
+  // bound's magnitude, S = steps, X = M / s + S + 2 and p(x) = x / s -
+  // first / stride x's exact position:
+  // - t is within 4 u X of p(x) for |x| <= M: the scale is 1 / s off by
   //   2 u (two roundings at most), x times it by 3 u of M / s; the offset
   //   first / stride, at most M / s + 1, by u of it; the subtraction by u
   //   of t, at most S + 1;
@@ -202,7 +203,15 @@ void OutputGrid::SetNearestShortcut() {
   // So a t further than 5 u X from a midpoint (and from 1 and S - 1) is on
   // the side the values say. The slack is 8 u X = 2^-50 X; where it reaches
   // a quarter (points near 2^48 spacings from 0) there is no shortcut.
-  fast_slack_ = 0;
+  //
+  // No x outside [lower, upper] passes (nor NaN, for which every comparison
+  // is false), so RowsToRuns asks before it checks or clamps a value. t is
+  // non-decreasing in x (rounding is monotone and the scale positive), and
+  // m_1 > lower, m_{S-1} < upper (both grids choose them so). For x <
+  // lower, t(x) <= t(lower) <= p(lower) + 4 u X < p(m_1) + 4 u X <= 1 +
+  // u (M / s + 1) + 4 u X < 1 + slack = low; for x > upper, likewise t(x) >
+  // S - 1 - slack = high. The infinities are such x.
+  shortcut_ = NearestShortcut();
   if (divisor_ <= 0 && multiplier_ <= 0) return;
   const double unit = static_cast<double>(stride_) *
                       (divisor_ > 0 ? 1 / divisor_ : multiplier_);
@@ -210,14 +219,14 @@ void OutputGrid::SetNearestShortcut() {
   const double slack =
       std::ldexp(magnitude / unit + static_cast<double>(steps_) + 2, -50);
   if (!(slack < 0.25)) return;
-  fast_scale_ = divisor_ > 0 ? divisor_ / static_cast<double>(stride_)
-                             : 1 / (multiplier_ * static_cast<double>(stride_));
-  fast_offset_ =
+  shortcut_.scale = divisor_ > 0
+                        ? divisor_ / static_cast<double>(stride_)
+                        : 1 / (multiplier_ * static_cast<double>(stride_));
+  shortcut_.offset =
       static_cast<double>(first_multiple_) / static_cast<double>(stride_);
-  fast_slack_ = slack;
-  fast_low_ = 1 + slack;
-  fast_high_ = static_cast<double>(steps_ - 1) - slack;
-  fast_half_ = 0.5 - slack;
+  shortcut_.low = 1 + slack;
+  shortcut_.high = static_cast<double>(steps_ - 1) - slack;
+  shortcut_.half = 0.5 - slack;
 }
 
 int64_t OutputGrid::PointOfByValues(double x) const {

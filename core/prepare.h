@@ -29,6 +29,44 @@ constexpr int64_t kMaxGridSteps = int64_t{1} << 52;
 // private.
 constexpr int64_t kDefaultGridSteps = int64_t{1} << 20;
 
+// PointOf's shortcut on decimal grids (OutputGrid::SetNearestShortcut
+// proves it): t = x scale - offset is x's position in points to within the
+// slack, and where t lies in [low, high] and within `half` of a whole
+// number, that number is x's nearest point. A struct, so that a pass over
+// many values (RowsToRuns) holds it in registers.
+struct NearestShortcut {
+  double scale = 0;
+  double offset = 0;
+  double low = 0;   // 1 + slack
+  double high = 0;  // steps - 1 - slack
+  double half = 0;  // 0.5 - slack; 0: no shortcut (no t passes)
+  // 2^52, read rather than written as a constant: V8 rebuilds a
+  // floating-point constant in every iteration of a loop but keeps a value
+  // read before it in a register (placing 10^6 values in WebAssembly took
+  // 16% less; native code is the same).
+  double shift = 4503599627370496.0;
+
+  // True when x's nearest point is certain from t alone; *point is then
+  // that point. Always false for x outside [lower, upper], NaN and the
+  // infinities (SetNearestShortcut's proof), so a caller may ask before
+  // checking or clamping x.
+  bool Nearest(double x, int64_t* point) const {
+    const double t = x * scale - offset;
+    // For 0 <= t < 2^52, t + 2^52 rounds t to a whole number (its last
+    // place is 1) and holds it in its low 52 bits: no floor, and no
+    // conversion to an integer (a checked one in WebAssembly). Then
+    // t - nearest is exact (Sterbenz: t >= 1 and |t - nearest| <= 0.5).
+    const double shifted = t + shift;
+    if (t >= low && t <= high && std::fabs(t - (shifted - shift)) < half) {
+      uint64_t bits;
+      std::memcpy(&bits, &shifted, sizeof(bits));
+      *point = static_cast<int64_t>(bits - 0x4330000000000000u);  // - 2^52's
+      return true;
+    }
+    return false;
+  }
+};
+
 // Mechanisms release points of a public grid over [lower, upper], never
 // arbitrary doubles. The exponential mechanism then runs over a finite,
 // data-independent output set, so the low bits of a release cannot reveal a
@@ -103,6 +141,8 @@ class OutputGrid {
   // The value of grid point j in [0, steps]: lower at 0, upper at steps,
   // monotone in j.
   double ValueAt(int64_t j) const;
+  // PointOf's shortcut (half 0 where there is none).
+  const NearestShortcut& shortcut() const { return shortcut_; }
 
  private:
   // The largest j in [0, max_point] with ValueAt(j) <= x.
@@ -120,7 +160,7 @@ class OutputGrid {
   static double PerStep(int64_t steps) {
     return (steps & (steps - 1)) == 0 ? 1 / static_cast<double>(steps) : 0;
   }
-  // Sets the decimal grids' shortcut for PointOf (fast_slack_ below).
+  // Sets the decimal grids' shortcut for PointOf (shortcut_ below).
   void SetNearestShortcut();
 
   // A decimal grid's k-th multiple of 10^e, correctly rounded.
@@ -145,40 +185,18 @@ class OutputGrid {
   int64_t stride_ = 1;
   double divisor_ = 0;
   double multiplier_ = 0;
-  // PointOf's shortcut on decimal grids: t = x fast_scale_ - fast_offset_
-  // is x's position in points, (x 10^-e - first_multiple_) / stride_, to
-  // within fast_slack_ (which also covers how far the rounded points'
-  // midpoints lie from the exact ones); where t is further than that from
-  // a midpoint, inside [1, steps - 1], the nearest point is round(t). 0:
-  // no shortcut. fast_low_ = 1 + slack, fast_high_ = steps - 1 - slack and
-  // fast_half_ = 0.5 - slack bound t and |t - round(t)|.
-  double fast_scale_ = 0;
-  double fast_offset_ = 0;
-  double fast_slack_ = 0;
-  double fast_low_ = 0;
-  double fast_high_ = 0;
-  double fast_half_ = 0;
+  // PointOf's shortcut on decimal grids: t is x's position in points,
+  // (x 10^-e - first_multiple_) / stride_, to within a slack (which also
+  // covers how far the rounded points' midpoints lie from the exact ones);
+  // where t is further than that from a midpoint, inside [1, steps - 1],
+  // the nearest point is round(t). No shortcut (half 0) elsewhere.
+  NearestShortcut shortcut_;
 };
 
 // Inline: the preparation's pass over the records calls it once a record.
 inline int64_t OutputGrid::PointOf(double x) const {
-  if (fast_slack_ > 0) {
-    const double t = x * fast_scale_ - fast_offset_;
-    // For 0 <= t < 2^52, t + 2^52 rounds t to a whole number (its last
-    // place is 1) and holds it in its low 52 bits: no floor, and no
-    // conversion to an integer (a checked one in WebAssembly). Then
-    // t - nearest is exact (Sterbenz: t >= 1 and |t - nearest| <= 0.5).
-    constexpr double kWholeShift = 4503599627370496.0;  // 2^52
-    const double shifted = t + kWholeShift;
-    const double nearest = shifted - kWholeShift;
-    if (t >= fast_low_ && t <= fast_high_ &&
-        std::fabs(t - nearest) < fast_half_) {
-      uint64_t bits;
-      std::memcpy(&bits, &shifted, sizeof(bits));
-      return static_cast<int64_t>(bits - 0x4330000000000000u);  // - 2^52's
-    }
-  }
-  return PointOfByValues(x);
+  int64_t point;
+  return shortcut_.Nearest(x, &point) ? point : PointOfByValues(x);
 }
 
 // Inline: a stream's push calls it once a value. On power-of-two grids

@@ -524,5 +524,59 @@ TEST(OutputGridTest, PointOfShortcutMatchesComparingValues) {
   EXPECT_GT(checked, 1000000);
 }
 
+TEST(OutputGridTest, PointOfShortcutRefusesValuesOutsideTheBounds) {
+  // RowsToRuns asks the shortcut before it checks or clamps a value: it
+  // must say nothing of values below lower or above upper (a value just
+  // beyond a bound, a step beyond, far beyond), nor of NaN and the
+  // infinities, on grids whose bounds are points (multiples) and not.
+  std::vector<OutputGrid> grids = {OutputGrid::Default(0, 100),
+                                   OutputGrid::Default(-20, 120),
+                                   OutputGrid::Default(-0.33, 0.77),
+                                   OutputGrid::Default(0.30000000000000004, 7),
+                                   OutputGrid::Default(-5e-9, 7e-9),
+                                   OutputGrid::Default(1e15, 1e15 + 1),
+                                   OutputGrid::Default(123456.7, 123457.9),
+                                   OutputGrid::Default(-1e300, 1e300)};
+  for (const auto& [lower, upper, step] :
+       std::vector<std::tuple<double, double, double>>{{0, 10, 0.1},
+                                                       {-3, 7, 0.01},
+                                                       {-20, 120, 0.7},
+                                                       {1e9, 1e9 + 50, 0.25}}) {
+    grids.push_back(OutputGrid::WithStep(lower, upper, step).value());
+  }
+  int with_shortcut = 0;
+  for (const OutputGrid& grid : grids) {
+    const double lower = grid.lower();
+    const double upper = grid.upper();
+    const double spacing = grid.ValueAt(2) - grid.ValueAt(1);
+    int64_t point = 0;
+    // Inside: the shortcut holds somewhere (else this test says nothing).
+    with_shortcut +=
+        grid.shortcut().Nearest(grid.ValueAt(grid.steps() / 2), &point) ? 1 : 0;
+    std::vector<double> outside = {NAN, -INFINITY, INFINITY, -1e308, 1e308};
+    for (double gap :
+         {spacing / 2, spacing, 1.5 * spacing, 3 * spacing, 1e6 * spacing}) {
+      outside.push_back(lower - gap);
+      outside.push_back(upper + gap);
+    }
+    double below = lower;
+    double above = upper;
+    for (int k = 0; k < 64; ++k) {
+      below = std::nextafter(below, -INFINITY);
+      above = std::nextafter(above, INFINITY);
+      outside.push_back(below);
+      outside.push_back(above);
+    }
+    for (double x : outside) {
+      if (x >= lower && x <= upper) continue;
+      ASSERT_FALSE(grid.shortcut().Nearest(x, &point))
+          << std::setprecision(17) << lower << " " << upper << " x " << x;
+    }
+  }
+  // All but the grids over +-1e300 and [1e15, 1e15 + 1]: too far from 0
+  // for their spacing to have one.
+  EXPECT_EQ(with_shortcut, static_cast<int>(grids.size()) - 2);
+}
+
 }  // namespace
 }  // namespace dpq

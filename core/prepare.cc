@@ -168,19 +168,6 @@ void ToBucketEdges(double* values, size_t count, const OutputGrid& grid) {
   }
 }
 
-int64_t OutputGrid::EstimatePoint(double x, int64_t max_point) const {
-  // Any estimate in [0, max_point] will do: callers settle on ValueAt's side
-  // exactly. Multiplying is faster than dividing; divide when the scale
-  // overflows.
-  const double estimate = std::isfinite(cells_per_unit_)
-                              ? std::floor((x - lower_) * cells_per_unit_)
-                              : std::floor((x - lower_) / (upper_ - lower_) *
-                                           static_cast<double>(steps_));
-  return estimate > 0 ? static_cast<int64_t>(
-                            std::min(estimate, static_cast<double>(max_point)))
-                      : 0;
-}
-
 int64_t OutputGrid::FloorPoint(double x, int64_t max_point) const {
   int64_t cell = EstimatePoint(x, max_point);
   while (cell > 0 && ValueAt(cell) > x) --cell;

@@ -148,7 +148,18 @@ class OutputGrid {
   // The largest j in [0, max_point] with ValueAt(j) <= x.
   int64_t FloorPoint(double x, int64_t max_point) const;
   // A first guess at FloorPoint (from the scale), clamped to [0, max_point].
-  int64_t EstimatePoint(double x, int64_t max_point) const;
+  // Inline: CellOf calls it once a value. Any estimate in [0, max_point]
+  // will do: callers settle on ValueAt's side exactly. Multiplying is
+  // faster than dividing; divide when the scale overflows.
+  int64_t EstimatePoint(double x, int64_t max_point) const {
+    const double estimate = std::isfinite(cells_per_unit_)
+                                ? std::floor((x - lower_) * cells_per_unit_)
+                                : std::floor((x - lower_) / (upper_ - lower_) *
+                                             static_cast<double>(steps_));
+    return estimate > 0 ? static_cast<int64_t>(std::min(
+                              estimate, static_cast<double>(max_point)))
+                        : 0;
+  }
   // ValueAt(j) for j in (0, steps) on a grid with per_step_ > 0 and no
   // decimal points or step (ForBounds's grids, streams'): ValueAt uses it.
   double PowerValueAt(int64_t j) const {
@@ -205,13 +216,8 @@ inline int64_t OutputGrid::PointOf(double x) const {
 // move); it is checked here without the call and the general ValueAt.
 inline int64_t OutputGrid::CellOf(double x) const {
   const int64_t last = steps_ - 1;
-  if (per_step_ > 0 && divisor_ <= 0 && multiplier_ <= 0 && step_ <= 0 &&
-      std::isfinite(cells_per_unit_)) {
-    const double estimate = std::floor((x - lower_) * cells_per_unit_);
-    const int64_t cell = estimate > 0
-                             ? static_cast<int64_t>(std::min(
-                                   estimate, static_cast<double>(last)))
-                             : 0;
+  if (per_step_ > 0 && divisor_ <= 0 && multiplier_ <= 0 && step_ <= 0) {
+    const int64_t cell = EstimatePoint(x, last);
     if ((cell == 0 || PowerValueAt(cell) <= x) &&
         (cell == last || PowerValueAt(cell + 1) > x)) {
       return cell;

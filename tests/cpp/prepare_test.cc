@@ -471,11 +471,15 @@ namespace {
 // grids near 0, far from it and with wide strides. With the slack 2^4
 // times smaller this fails (the errors seen reach about half the bound's
 // 2^-53 X; the slack is 2^-50 X).
-TEST(OutputGridTest, PointOfShortcutMatchesComparingValues) {
-  SeededRandom rng(11);
+// Decimal grids (default and `step`) whose shortcut the tests below check:
+// bounds that are multiples and not, near 0 and far from it, and two whose
+// points are too far from 0 for their spacing to have a shortcut at all
+// (+-1e300 and [1e15, 1e15 + 1]).
+std::vector<OutputGrid> DecimalGrids() {
   std::vector<OutputGrid> grids = {OutputGrid::Default(0, 100),
                                    OutputGrid::Default(-20, 120),
                                    OutputGrid::Default(-0.33, 0.77),
+                                   OutputGrid::Default(0.30000000000000004, 7),
                                    OutputGrid::Default(-5e-9, 7e-9),
                                    OutputGrid::Default(0, 1e12),
                                    OutputGrid::Default(1e15, 1e15 + 1),
@@ -491,6 +495,12 @@ TEST(OutputGridTest, PointOfShortcutMatchesComparingValues) {
                                                        {1e9, 1e9 + 50, 0.25}}) {
     grids.push_back(OutputGrid::WithStep(lower, upper, step).value());
   }
+  return grids;
+}
+
+TEST(OutputGridTest, PointOfShortcutMatchesComparingValues) {
+  SeededRandom rng(11);
+  const std::vector<OutputGrid> grids = DecimalGrids();
   int64_t checked = 0;
   for (const OutputGrid& grid : grids) {
     auto check = [&](double x) {
@@ -529,21 +539,7 @@ TEST(OutputGridTest, PointOfShortcutRefusesValuesOutsideTheBounds) {
   // must say nothing of values below lower or above upper (a value just
   // beyond a bound, a step beyond, far beyond), nor of NaN and the
   // infinities, on grids whose bounds are points (multiples) and not.
-  std::vector<OutputGrid> grids = {OutputGrid::Default(0, 100),
-                                   OutputGrid::Default(-20, 120),
-                                   OutputGrid::Default(-0.33, 0.77),
-                                   OutputGrid::Default(0.30000000000000004, 7),
-                                   OutputGrid::Default(-5e-9, 7e-9),
-                                   OutputGrid::Default(1e15, 1e15 + 1),
-                                   OutputGrid::Default(123456.7, 123457.9),
-                                   OutputGrid::Default(-1e300, 1e300)};
-  for (const auto& [lower, upper, step] :
-       std::vector<std::tuple<double, double, double>>{{0, 10, 0.1},
-                                                       {-3, 7, 0.01},
-                                                       {-20, 120, 0.7},
-                                                       {1e9, 1e9 + 50, 0.25}}) {
-    grids.push_back(OutputGrid::WithStep(lower, upper, step).value());
-  }
+  const std::vector<OutputGrid> grids = DecimalGrids();
   int with_shortcut = 0;
   for (const OutputGrid& grid : grids) {
     const double lower = grid.lower();
@@ -573,8 +569,7 @@ TEST(OutputGridTest, PointOfShortcutRefusesValuesOutsideTheBounds) {
           << std::setprecision(17) << lower << " " << upper << " x " << x;
     }
   }
-  // All but the grids over +-1e300 and [1e15, 1e15 + 1]: too far from 0
-  // for their spacing to have one.
+  // All but the two DecimalGrids says have none.
   EXPECT_EQ(with_shortcut, static_cast<int>(grids.size()) - 2);
 }
 

@@ -5,28 +5,15 @@
 #include <algorithm>
 #include <vector>
 
+#include "bench/bench_data.h"
 #include "core/random.h"
 #include "core/release.h"
 #include "core/stream.h"
 
 namespace {
 
-std::vector<double> MakeData(size_t n) {
-  dpq::SeededRandom rng(1);
-  std::vector<double> data(n);
-  for (double& x : data) x = 100 * dpq::UniformDouble(rng);
-  return data;
-}
-
-dpq::ReleaseRequest UniformQuantilesRequest(const char* method, size_t m) {
-  dpq::ReleaseRequest request;
-  request.lower = 0;
-  request.upper = 100;
-  request.epsilon = 1.0;
-  request.method = method;
-  for (size_t i = 1; i <= m; ++i) request.quantiles.push_back(i / (m + 1.0));
-  return request;
-}
+using dpq_bench::MakeData;
+using dpq_bench::UniformQuantilesRequest;
 
 void BM_SortOnly(benchmark::State& state) {
   const std::vector<double> data = MakeData(state.range(0));

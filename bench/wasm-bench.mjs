@@ -40,10 +40,16 @@ const loadStart = performance.now();
 const dpq = await loadDpQuantiles();
 const loadMs = performance.now() - loadStart;
 
+// A second of untimed releases, so that V8's optimized code runs what is
+// timed after (see --release-once above).
+function warmUp(options) {
+  const start = performance.now();
+  while (performance.now() - start < 1000) dpq.quantiles(data, options);
+}
+
 if (releaseOnce) {
   const options = { lower: 0, upper: 100, quantiles: Array.from({ length: 100 }, (_, i) => (i + 1) / 101), epsilon: 1 };
-  const warmStart = performance.now();
-  while (performance.now() - warmStart < 1000) dpq.quantiles(data, options);
+  warmUp(options);
   const times = Array.from({ length: 9 }, () => {
     const start = performance.now();
     dpq.quantiles(data, options);
@@ -64,13 +70,7 @@ const jsSortMs = median(
 
 const rows = [];
 const nativeSortMs = nativeMs('BM_SortOnly/1000000');
-// A second of untimed releases first, so V8's optimized code runs the
-// tables (see --release-once above).
-{
-  const warm = { lower: 0, upper: 100, quantiles: [0.5], epsilon: 1 };
-  const warmStart = performance.now();
-  while (performance.now() - warmStart < 1000) dpq.quantiles(data, warm);
-}
+warmUp({ lower: 0, upper: 100, quantiles: [0.5], epsilon: 1 });
 for (const m of [1, 10, 100, 1000]) {
   const quantiles = Array.from({ length: m }, (_, i) => (i + 1) / (m + 1));
   dpq.quantiles(data, { lower: 0, upper: 100, quantiles, epsilon: 1 }); // warm-up

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <vector>
 
-#include "core/random.h"
+#include "bench/bench_data.h"
 #include "core/release.h"
 
 namespace {
@@ -32,17 +32,11 @@ double MillisecondsSince(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  dpq::SeededRandom rng(1);
-  std::vector<double> data(1000000);
-  for (double& x : data) x = 100 * dpq::UniformDouble(rng);
+  const std::vector<double> data = dpq_bench::MakeData(1000000);
   std::vector<double> times;
   if (argc > 1 && std::strcmp(argv[1], "--release") == 0) {
-    dpq::ReleaseRequest request;
-    request.lower = 0;
-    request.upper = 100;
-    request.epsilon = 1.0;
-    request.method = "aq";
-    for (int i = 1; i <= 100; ++i) request.quantiles.push_back(i / 101.0);
+    const dpq::ReleaseRequest request =
+        dpq_bench::UniformQuantilesRequest("aq", 100);
     std::vector<double> copy;
     std::vector<double> out(request.quantiles.size());
     auto release = [&] {

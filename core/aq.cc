@@ -237,7 +237,38 @@ double NodeLogProbability(const Node& node,
   return total;
 }
 
+// Each root-to-node path's epsilons, by the nodes' own epsilon() and
+// ChildBudget (no records: a node's budget depends on its quantiles only).
+void CollectPathEpsilons(size_t begin, size_t end, double budget,
+                         AqBudgetSplit split, std::vector<double>* path,
+                         std::vector<std::vector<double>>* paths) {
+  if (begin >= end) return;
+  Node node{};
+  node.begin = begin;
+  node.end = end;
+  node.budget = budget;
+  node.split = split;
+  const double epsilon = node.epsilon();
+  path->push_back(epsilon);
+  if (node.leaf()) {
+    paths->push_back(*path);
+  } else {
+    const double child = node.ChildBudget(epsilon);
+    CollectPathEpsilons(begin, node.middle(), child, split, path, paths);
+    CollectPathEpsilons(node.middle() + 1, end, child, split, path, paths);
+  }
+  path->pop_back();
+}
+
 }  // namespace
+
+std::vector<std::vector<double>> ApproximateQuantilesPathEpsilons(
+    size_t distinct_quantiles, double epsilon, AqBudgetSplit split) {
+  std::vector<std::vector<double>> paths;
+  std::vector<double> path;
+  CollectPathEpsilons(0, distinct_quantiles, epsilon, split, &path, &paths);
+  return paths;
+}
 
 int ApproximateQuantilesLevels(size_t distinct_quantiles) {
   int levels = 0;

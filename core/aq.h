@@ -88,6 +88,12 @@ std::vector<int64_t> SampleApproximateQuantiles(
     double epsilon, AqBudgetSplit split, RandomSource& rng,
     uint64_t sub_points = kSplitSubPoints);
 
+// The epsilons of the nodes on every root-to-leaf path of a release of m
+// quantiles, as the sampler gives them (from the quantiles' count and the
+// budget only): what must add up to at most epsilon per path. For tests.
+std::vector<std::vector<double>> ApproximateQuantilesPathEpsilons(
+    size_t distinct_quantiles, double epsilon, AqBudgetSplit split);
+
 // Exact log-probability that SampleApproximateQuantiles returns `points`,
 // summing over the cuts inner nodes may make (SplitProbabilities): tiny
 // problems, for tests.

@@ -78,6 +78,9 @@ inline int BitWidth(Uint128 x) {
   return low == 0 ? 0 : 64 - __builtin_clzll(low);
 }
 
+// The set bits of x.
+inline int PopCount(uint64_t x) { return __builtin_popcountll(x); }
+
 // ceil(log2 x) for x >= 1.
 inline int CeilLog2(Uint128 x) { return x <= 1 ? 0 : BitWidth(x - 1); }
 // The same for 64 bits, without 128-bit arithmetic (emulated in

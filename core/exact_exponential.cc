@@ -402,6 +402,7 @@ void DyadicTable::Finish() {
   // (a memset call per draw in WebAssembly); the capacity stays.
   prefix_.clear();
   if (exponents_.empty()) return;
+  prefix_.reserve(exponents_.size());  // exactly: no doubling growth
   const int64_t top = *std::max_element(exponents_.begin(), exponents_.end());
   unit_ = top - headroom_;
   Uint128 total = 0;
@@ -443,6 +444,15 @@ bool DyadicTable::Thin(BitReader& bits, size_t i) const {
          BernoulliTwoToMinus(bits, static_cast<uint64_t>(unit_ - e));
 }
 
+double LogWeightDraw::ScratchBytes(double entries) {
+  // Per entry: an exponent, a mantissa and an index; per piece: the piece
+  // and the table's exponent and prefix.
+  const double per_entry = 16 + sizeof(size_t);
+  const double per_piece = sizeof(Piece) + 8 + 16;
+  return per_entry * entries +
+         per_piece * (entries + 9.0 * static_cast<double>(kMostSplitEntries));
+}
+
 size_t LogWeightDraw::Draw(const std::vector<double>& log_weights,
                            BitReader& bits, int headroom) {
   constexpr double kLog2E = 1.4426950408889634;  // log2(e), rounded
@@ -459,6 +469,11 @@ size_t LogWeightDraw::Draw(const std::vector<double>& log_weights,
   exponents_.clear();
   mantissas_.clear();
   indices_.clear();
+  // Exact sizes, not doubling growth: the joint sampler's heap budget
+  // (JointSamplerBytes) counts them.
+  exponents_.reserve(log_weights.size());
+  mantissas_.reserve(log_weights.size());
+  indices_.reserve(log_weights.size());
   int64_t top = INT64_MIN;
   for (size_t i = 0; i < log_weights.size(); ++i) {
     if (!(log_weights[i] > -HUGE_VAL)) continue;  // weight 0
@@ -475,10 +490,20 @@ size_t LogWeightDraw::Draw(const std::vector<double>& log_weights,
   pieces_.clear();
   table_.Reset(headroom);
   const int64_t deep = top - headroom;
+  // Up to 10 pieces an entry near the top, for at most kMostSplitEntries
+  // of them; past that many, every entry is one proposal (rounds rejected
+  // up to half the time, an O(log) table draw each): the pieces stay
+  // within entries + 9 kMostSplitEntries, whatever the weights.
+  size_t near_top = 0;
+  for (const int64_t k : exponents_) near_top += k + 1 >= deep ? 1 : 0;
+  const bool split = near_top <= kMostSplitEntries;
+  const size_t pieces = indices_.size() + (split ? 9 * near_top : 0);
+  pieces_.reserve(pieces);
+  table_.Reserve(pieces);
   for (size_t j = 0; j < indices_.size(); ++j) {
     const int64_t k = exponents_[j];
     const uint64_t mantissa = mantissas_[j];
-    if (k + 1 < deep) {
+    if (k + 1 < deep || !split) {
       table_.Add(k + 1);
       pieces_.push_back({indices_[j], mantissa, kHalfScale});
       continue;

@@ -182,6 +182,14 @@ bool BernoulliTwoToMinus(BitReader& bits, uint64_t count);
 // one object serves many draws.
 class LogWeightDraw {
  public:
+  // Most entries near the top drawn as several exact pieces (Draw); more
+  // are one proposal each. Memory only: any value is exact. Not
+  // privacy-relevant.
+  static constexpr size_t kMostSplitEntries = 4096;
+  // The most bytes a draw over `entries` weights holds: three per-entry
+  // arrays, and the pieces with their table entries (exact reservations).
+  static double ScratchBytes(double entries);
+
   size_t Draw(const std::vector<double>& log_weights, BitReader& bits,
               int headroom = DyadicTable::kDefaultHeadroom);
 

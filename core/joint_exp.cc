@@ -149,6 +149,15 @@ JointKernel JointExpKernel(size_t count, const std::vector<double>& quantiles,
   return kernel;
 }
 
+double JointSamplerBytes(size_t records, size_t quantiles) {
+  const double gaps = static_cast<double>(records) + 1;
+  const auto m = static_cast<double>(quantiles);
+  // (Windows only for quantiles 1..m - 1: none for one quantile.)
+  const double windows = quantiles > 1 ? 32 * (gaps + m) : 0;
+  return 16 * m * gaps + windows + 8 * gaps +
+         LogWeightDraw::ScratchBytes(gaps) + 256 * m + 65536;
+}
+
 size_t JointRecordCap(size_t quantiles, int64_t steps, double epsilon,
                       const JointKernelFor& kernel_for) {
   auto passes = [&](size_t n) {

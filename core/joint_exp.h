@@ -24,13 +24,20 @@
 // rest of the time the subsets are equal). So the mechanism on the subset
 // needs a sensitivity covering both: Delta = 1. Guarantee: P(tuple)
 // proportional to exp(epsilon u / (2 Delta)) with Delta = 1, on at most K
-// records, is epsilon-DP under add/remove neighbours (pointwise for each
-// coupled pair, hence for the mixture), hence (epsilon^2 / 8)-zCDP (bounded
-// range). The kernel uses Delta (1 + 2^-16): the targets and the DP's sums
-// round by far less than 2^-20 in all (m (n + 1) <= 2^24). The cost against
-// the add/remove sensitivity 1 - min w, which a mechanism without a cap
-// could use: a factor 1 / (1 - min w) in epsilon, 2 for one median, 1.11 for
-// nine deciles, under 1.01 from m = 100.
+// records, is epsilon-DP under add/remove neighbours: for each coupled pair
+// of subsets the exact ratio is at most e^epsilon pointwise, so it is for
+// the mixture over the coupling. And (epsilon^2 / 8)-zCDP, but not "hence":
+// epsilon-DP alone gives epsilon^2 / 2. Each coupled pair is an exponential
+// mechanism on neighbouring inputs, so epsilon-bounded-range, hence
+// D_alpha <= alpha epsilon^2 / 8 between its two outputs (Cesar and Rogers
+// 2021); the releases are mixtures of those pairs with the same weights,
+// and Renyi divergence is jointly quasi-convex (van Erven and Harremoes
+// 2014, Theorem 13: D_alpha of the mixtures is at most the largest D_alpha
+// of the pairs), so the bound holds for the mixtures. The kernel uses Delta (1
+// + 2^-16): the targets and the DP's sums round by far less than 2^-20 in all
+// (m (n + 1) <= 2^24). The cost against the add/remove sensitivity 1 - min w,
+// which a mechanism without a cap could use: a factor 1 / (1 - min w) in
+// epsilon, 2 for one median, 1.11 for nine deciles, under 1.01 from m = 100.
 //
 // Sampling by dynamic programming over (quantile, gap) in log space: the
 // tuples with quantile j in gap i form blocks whose number of tuples is a
@@ -53,10 +60,12 @@
 // is built for epsilon' = epsilon - JointRoundingReserve(epsilon); P is
 // epsilon'-DP and epsilon'-bounded-range, so Q's privacy loss and its range
 // stay below epsilon' + 8 T E, which CheckJointRounding keeps below epsilon:
-// the release is epsilon-DP and (epsilon^2 / 8)-zCDP, for every output, not
-// only up to rounding. Assumption: the C library's exp, log, log1p and exp2
-// are within 2 ulps (glibc documents 1-2; musl, which Emscripten compiles,
-// under 1; MathLibraryIsWithinTwoUlps tests it on each build).
+// for every coupled pair Q is epsilon-DP and epsilon-bounded-range, so the
+// release is epsilon-DP and (epsilon^2 / 8)-zCDP (through the mixture as
+// above), for every output, not only up to rounding. Assumption: the C
+// library's exp, log, log1p and exp2 are within 2 ulps (glibc documents 1-2;
+// musl, which Emscripten compiles, under 1; MathLibraryIsWithinTwoUlps tests it
+// on each build).
 #ifndef DPQ_CORE_JOINT_EXP_H_
 #define DPQ_CORE_JOINT_EXP_H_
 
@@ -107,6 +116,23 @@ constexpr double kMaxJointWork = 536870912.0;  // 2^29
 // Largest m x (n + 1) table a joint sampler may build (two of them are
 // built). Memory only; not privacy-relevant.
 constexpr size_t kMaxJointTableEntries = size_t{1} << 24;
+
+// The record cap a joint release uses unless `maxRecords` asks for another
+// (up to JointRecordCap, the limits'): at most 2^20. Work and memory follow
+// the cap, so a release over any number of records, up to 2^53 - 1 counted
+// rows, costs what one over 2^20 records costs (the limits alone allowed
+// 1.6 10^7 for one median: 0.9 s natively, HSJointExp 5 s, against 34 and
+// 210 ms at 10^6). Public, like every cap (header comment); not
+// privacy-relevant.
+constexpr size_t kDefaultJointRecords = size_t{1} << 20;
+
+// The most heap a JointSampler on `records` records and `quantiles`
+// quantiles allocates, building and sampling: its two tables (16 m (n + 1)
+// bytes), the sliding windows' stacks (for m > 1: at most n + m entries in all,
+// each held in a grown vector, its reversed copy and the reversal's scratch: 32
+// bytes), the backward pass's weights per gap and LogWeightDraw's scratch
+// over them (LogWeightDraw::ScratchBytes), and per-quantile state.
+double JointSamplerBytes(size_t records, size_t quantiles);
 
 // The log-weight of d records falling between consecutive outputs: interval
 // j (0..m) contributes -slope * |d - targets[j]|. Constants that do not

@@ -105,6 +105,7 @@ Status RunAppIndExp(const MethodInput& in, ReleaseReport* report,
 // public parameters only, for a sampling grid of `steps`.
 struct JointSetup {
   double epsilon = 0;  // the mechanism's (the kernel keeps back a reserve)
+  double kernel_epsilon = 0;  // what the kernel is built for
   JointKernelFor kernel_for;
   size_t cap = 0;
 };
@@ -119,6 +120,7 @@ StatusOr<JointSetup> SetUpJoint(const MethodInput& in, int64_t steps,
                            kMaxJointEpsilon);
   const double kernel_epsilon =
       SubtractDown(setup.epsilon, JointRoundingReserve(setup.epsilon));
+  setup.kernel_epsilon = kernel_epsilon;
   const std::vector<double>& quantiles = in.quantiles;
   setup.kernel_for = [kernel_epsilon, &quantiles,
                       inverse_sensitivity](size_t count) {
@@ -126,9 +128,10 @@ StatusOr<JointSetup> SetUpJoint(const MethodInput& in, int64_t steps,
                ? InverseSensitivityKernel(count, quantiles, kernel_epsilon)
                : JointExpKernel(count, quantiles, kernel_epsilon);
   };
-  setup.cap =
+  const size_t limit =
       JointRecordCap(quantiles.size(), steps, setup.epsilon, setup.kernel_for);
-  if (setup.cap == 0) {
+  setup.cap = std::min(limit, kDefaultJointRecords);
+  if (limit == 0) {
     return Status(StatusCode::kTooLarge,
                   std::to_string(quantiles.size()) +
                       " distinct quantiles are too many for the joint "
@@ -140,11 +143,11 @@ StatusOr<JointSetup> SetUpJoint(const MethodInput& in, int64_t steps,
                       "'aq', fewer quantiles, a coarser step or more epsilon");
   }
   if (const std::optional<double> most = in.options.Number("maxRecords")) {
-    if (!(*most >= 1 && *most <= static_cast<double>(setup.cap)) ||
+    if (!(*most >= 1 && *most <= static_cast<double>(limit)) ||
         *most != std::floor(*most)) {
       return Status(StatusCode::kInvalidOption,
                     "maxRecords must be a whole number from 1 to " +
-                        std::to_string(setup.cap) +
+                        std::to_string(limit) +
                         " for these quantiles, grid and budget");
     }
     setup.cap = static_cast<size_t>(*most);
@@ -154,16 +157,17 @@ StatusOr<JointSetup> SetUpJoint(const MethodInput& in, int64_t steps,
 
 // The joint draw on `cells` (sorted points of `sampling`, at most the cap).
 Status DrawJoint(const MethodInput& in, const JointSetup& setup,
-                 const std::vector<double>& cells, const OutputGrid& sampling,
+                 const RecordPoints& cells, const OutputGrid& sampling,
                  ReleaseReport* report, std::vector<double>* values) {
   report->mechanism_epsilon = setup.epsilon;
+  report->kernel_epsilon = setup.kernel_epsilon;
   report->record_cap = setup.cap;
-  JointKernel kernel = setup.kernel_for(cells.size());
+  JointKernel kernel = setup.kernel_for(cells.size);
   // Passes at or below the cap; kept so that no change can skip it.
   Status status =
-      CheckJointRounding(cells.size(), sampling.steps(), kernel, setup.epsilon);
+      CheckJointRounding(cells.size, sampling.steps(), kernel, setup.epsilon);
   if (!status.ok()) return status;
-  const JointSampler sampler(cells.data(), cells.size(), sampling.steps(),
+  const JointSampler sampler(cells.begin(), cells.size, sampling.steps(),
                              std::move(kernel));
   PointsToValues(sampler.Sample(in.rng), sampling, values);
   report->resolution = sampling.resolution();
@@ -181,7 +185,7 @@ Status RunJointOnReleaseGrid(const MethodInput& in, ReleaseReport* report,
       SetUpJoint(in, in.grid.steps(), inverse_sensitivity);
   if (!setup.ok()) return setup.status();
   // At most the cap: a uniformly random subset of more (joint_exp.h).
-  std::vector<double> cells;
+  RecordPoints cells;
   Status status = SampleRunPoints(in.runs, setup.value().cap, in.rng, &cells);
   if (!status.ok()) return status;
   return DrawJoint(in, setup.value(), cells, in.grid, report, values);
@@ -252,7 +256,7 @@ Status RunHsJointExp(const MethodInput& in, ReleaseReport* report,
   const OutputGrid& sampling = hs.value().sampling;
   StatusOr<JointSetup> setup = SetUpJoint(in, sampling.steps(), false);
   if (!setup.ok()) return setup.status();
-  std::vector<double> cells;
+  RecordPoints cells;
   Status status = SampleRunPoints(in.runs, setup.value().cap, in.rng, &cells);
   if (!status.ok()) return status;
   // Each record's value, jittered (public noise, one draw a record), then
@@ -260,10 +264,10 @@ Status RunHsJointExp(const MethodInput& in, ReleaseReport* report,
   for (double& cell : cells) {
     cell = in.grid.ValueAt(static_cast<int64_t>(cell));
   }
-  Jitter(cells.data(), cells.size(), in.request.lower, in.request.upper,
+  Jitter(cells.begin(), cells.size, in.request.lower, in.request.upper,
          hs.value().kind, hs.value().sigma, in.rng);
   std::sort(cells.begin(), cells.end());
-  ConvertToPoints(cells.data(), cells.size(), sampling);
+  ConvertToPoints(cells.begin(), cells.size, sampling);
   status = DrawJoint(in, setup.value(), cells, sampling, report, values);
   if (!status.ok() || !(in.grid.step() > 0)) return status;
   // Under a step, each value moves to its nearest step point: post-
@@ -356,20 +360,53 @@ std::string JoinNames(const std::vector<std::string>& names) {
 
 }  // namespace
 
+// The joint methods' heap at their record cap (SetUpJoint): the subset's
+// scratch, or the points and the sampler's tables, whichever is more
+// (the subset's scratch is freed before the sampler is built).
+double JointBytes(const MethodInput& in, int64_t steps, bool inverse) {
+  const StatusOr<JointSetup> setup = SetUpJoint(in, steps, inverse);
+  if (!setup.ok()) return 0;  // refused the same way when it runs
+  const uint64_t cap = setup.value().cap;
+  return std::max(static_cast<double>(SubsetBytes(cap)),
+                  8.0 * static_cast<double>(cap) +
+                      JointSamplerBytes(cap, in.quantiles.size()));
+}
+
+double JointExpBytes(const MethodInput& in) {
+  return JointBytes(in, in.grid.steps(), false);
+}
+
+double InverseSensitivityBytes(const MethodInput& in) {
+  return JointBytes(in, in.grid.steps(), true);
+}
+
+double HsJointExpBytes(const MethodInput& in) {
+  const StatusOr<HsGrid> hs = HsJointExpGrid(in);
+  if (!hs.ok()) return 0;
+  return JointBytes(in, hs.value().sampling.steps(), false);
+}
+
 const std::vector<MethodSpec>& Methods() {
   static const std::vector<MethodSpec> methods = {
       {"aq", {{"step", false}}, RunAq},
-      {"jointexp", {{"step", false}, {"maxRecords", false}}, RunJointExp},
+      {"jointexp",
+       {{"step", false}, {"maxRecords", false}},
+       RunJointExp,
+       Neighbouring::kAddRemove,
+       JointExpBytes},
       {"inverse-sensitivity",
        {{"step", false}, {"maxRecords", false}},
        RunInverseSensitivity,
-       Neighbouring::kReplaceOne},
+       Neighbouring::kReplaceOne,
+       InverseSensitivityBytes},
       {"hs-jointexp",
        {{"jitter", true},
         {"scale", false},
         {"step", false},
         {"maxRecords", false}},
-       RunHsJointExp},
+       RunHsJointExp,
+       Neighbouring::kAddRemove,
+       HsJointExpBytes},
       {"appindexp", {{"delta", false}, {"step", false}}, RunAppIndExp},
       {"aggtree",
        {{"branching", false},

@@ -60,6 +60,12 @@ struct MethodSpec {
   MethodRunner run;
   // Public: which neighbours the guarantee is for.
   Neighbouring neighbouring = Neighbouring::kAddRemove;
+  // The most heap the method allocates on any data, from public parameters
+  // only (`runs` unread), where that is more than a few copies of the runs
+  // and m: the joint methods' subset and tables at their record cap. The
+  // bindings budget it before the data is read, so a release that runs
+  // never fails an allocation (docs/refusals.md). nullptr: nothing beyond.
+  double (*working_bytes)(const MethodInput&) = nullptr;
 };
 
 const std::vector<MethodSpec>& Methods();

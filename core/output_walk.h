@@ -234,6 +234,39 @@ class RankEdges {
   Uint128 Span(RankEdge from, RankEdge to) const {
     return EdgeSpan(from, to, k_, k_shift_);
   }
+  // The nearest rank to r in [0, n], toward higher ranks if `upward`, else
+  // lower, whose outputs are not empty: r itself, but inside an atom of
+  // more records than sub-points (c > K: counted rows past 2^32 at one
+  // point), where the records share sub-points and most ranks hold none.
+  // A walk that let an empty rank set a band's least floor(y) proposed the
+  // band 2^(y - floor(y)) above its outputs' weight: at 10^13 rows a point
+  // the nearest output lay hundreds of bits down and no round accepted.
+  // `run` is a hint and receives the run read. O(1) but for one search.
+  uint64_t Occupied(uint64_t r, bool upward, size_t* run) const {
+    const uint64_t n = p_->count();
+    if (n <= k_ || r == 0 || r >= n) return r;
+    const size_t j = RunOfRecord(*p_, range_, r, *run);
+    *run = j;
+    const uint64_t below = p_->Local(p_->runs.before(j));
+    const uint64_t c =
+        p_->Local(static_cast<uint64_t>(p_->runs.ends[j])) - below;
+    const uint64_t h = r - below;     // rank r's outputs: sub-gap h of run j
+    if (h == 0 || c <= k_) return r;  // sub-gaps of c <= K are never empty
+    const auto s = static_cast<uint64_t>(SubGapBound(c, k_, h));
+    if (static_cast<uint64_t>(SubGapBound(c, k_, h + 1)) > s) return r;
+    // Sub-gaps h' with SubGapBound(h') = s, i.e. 2c s <= (2h' - 1) K <
+    // 2c (s + 1), are empty but the last: upward, the last such h' is
+    // floor(ceil(2c (s + 1) / K) / 2) (at most c: rank below + c is the
+    // next run's first, never empty); downward, the first is
+    // floor((ceil(2c s / K) + 2) / 2), and the rank before it is occupied.
+    const Uint128 twice = static_cast<Uint128>(c) * 2;
+    if (upward) {
+      const Uint128 bound = (twice * (s + 1) + (k_ - 1)) / k_;
+      return below + std::min<uint64_t>(c, static_cast<uint64_t>(bound / 2));
+    }
+    const Uint128 bound = (twice * s + (k_ - 1)) / k_;
+    return below + static_cast<uint64_t>((bound + 2) / 2) - 1;
+  }
 
  private:
   const QuantileProblem* p_;
@@ -324,7 +357,9 @@ uint64_t BandReach(const Weights& w, uint64_t a, uint64_t limit, int64_t end,
 // t) and Guess(whole, upward): any rank, best the last on that side with
 // that floor(y) (a floating-point guess; LastSame corrects it exactly).
 // Past the target, y only grows with the distance on each side; rank
-// floor(t) is a band alone (the next rank up may be nearer to t).
+// floor(t) is a band alone (the next rank up may be nearer to t). Ranks
+// without outputs are stepped over (RankEdges::Occupied), so a band's
+// nearest rank, whose floor(y) is its `whole`, always holds outputs.
 template <typename Weights>
 class BandWalker {
  public:
@@ -335,6 +370,8 @@ class BandWalker {
       : w_(&weights), e_(&edges), n_(n), upward_(upward), rank_(from) {
     edge_ = edges.At(upward ? from : from + 1, &run_);
     end_ = edges.At(upward ? n + 1 : 0, &run_);
+    // Empty ranks share their edges, so edge_ stands for the occupied one.
+    rank_ = edges.Occupied(from, upward, &run_);
   }
 
   bool done() const { return done_; }
@@ -368,7 +405,7 @@ class BandWalker {
       if (last == n_) {
         done_ = true;
       } else {
-        rank_ = last + 1;
+        rank_ = e_->Occupied(last + 1, true, &run_);
       }
       return;
     }
@@ -384,7 +421,7 @@ class BandWalker {
     if (first == 0) {
       done_ = true;
     } else {
-      rank_ = first - 1;
+      rank_ = e_->Occupied(first - 1, false, &run_);
     }
   }
 

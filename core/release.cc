@@ -29,6 +29,27 @@ std::vector<std::string> ReleaseMethods() {
   return names;
 }
 
+double ReleaseWorkingBytes(const ReleaseRequest& request) {
+  const StatusOr<std::string> method = ResolveMethod(request);
+  if (!method.ok()) return 0;
+  ReleaseRequest resolved = request;
+  resolved.method = method.value();
+  const StatusOr<ReleasePlan> planned = PlanRelease(resolved, nullptr);
+  if (!planned.ok() || planned.value().method->working_bytes == nullptr) {
+    return 0;
+  }
+  const ReleasePlan& plan = planned.value();
+  SeededRandom unread(0);  // the estimate draws nothing
+  const MethodInput input{Runs(),
+                          plan.grid,
+                          resolved,
+                          plan.budget,
+                          plan.quantiles.distinct,
+                          unread,
+                          MethodOptions(resolved)};
+  return plan.method->working_bytes(input);
+}
+
 StatusOr<std::string> ResolveMethod(const ReleaseRequest& request) {
   if (request.method != "auto") return request.method;
   const MethodOptions options(request);
@@ -140,6 +161,7 @@ StatusOr<Brackets> RunIntervals(const Runs& runs, const ReleasePlan& plan,
   if (intervals.tree) {
     report->interval_method = "tree";
     report->interval_epsilon = intervals.tree_level.epsilon;
+    report->interval_rho = intervals.tree_level.rho;
     report->interval_parts = intervals.tree_shape.height;
     // Population intervals aim their sampling offsets further out.
     std::vector<double> low_offsets = intervals.tree_offsets;

@@ -35,6 +35,14 @@ std::vector<std::string> ReleaseMethods();
 // the option 'step' (INVALID_OPTION for others: they need a method).
 StatusOr<std::string> ResolveMethod(const ReleaseRequest& request);
 
+// The most heap a release of `request` (its quantiles given) allocates
+// beyond copies of its input and runs, whatever the data: the joint
+// methods' subset and tables at their public record cap; 0 for the other
+// methods and for a request the plan refuses (the release then refuses it).
+// From public parameters only, so a caller that checks it before the data
+// is read (the bindings) refuses nothing the data decides.
+double ReleaseWorkingBytes(const ReleaseRequest& request);
+
 // The counts path: releases from `counts[i]`, the number of records in
 // bucket i of `bucket_count` equal-width buckets over [lower, upper] (values
 // below lower counted in bucket 0, above upper in the last, as clamping

@@ -86,6 +86,8 @@ struct ReleaseReport {
   // them compose on the same records (2 per quantile, or the levels).
   double interval_epsilon = 0;
   int interval_parts = 0;
+  // Under rho, a tree level's rho (the brackets' is interval_epsilon^2 / 8).
+  double interval_rho = 0;
   // Population intervals: the noisy count's budget (inside interval_spent)
   // and the private upper bound on the record count it gave (ε-DP output).
   PrivacyBudget interval_count_spent;
@@ -102,6 +104,9 @@ struct ReleaseReport {
   // maxRecords); data with more was read through a uniformly random subset
   // of this size. 0 for the other methods.
   size_t record_cap = 0;
+  // The joint methods: the epsilon their kernel is built for, the rest of
+  // mechanism_epsilon kept back for the certified rounding (joint_exp.h).
+  double kernel_epsilon = 0;
   // The spacing of the grid the values lie on (0 for the tree methods whose
   // values are interpolated: the tree CDF, and AggTree without a step or
   // buckets). Public: it depends on the bounds, step and buckets only.

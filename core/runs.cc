@@ -266,55 +266,165 @@ size_t RunLengthEncode(double* sorted_points, size_t n, double* ends) {
   return runs + 1;
 }
 
+namespace {
+
+// A uniform subset of ranks can be drawn over a bitmap of all n ranks when
+// n is at most this many times the subset (n / 8 <= 8 keep bytes); beyond,
+// as drawn values, sorted. Either way 16 bytes a kept record at the most.
+// Not privacy-relevant (both are exact).
+constexpr uint64_t kBitmapSubsetRatio = 64;
+
+bool AllocatePoints(uint64_t size, RecordPoints* out) {
+  out->size = static_cast<size_t>(size);
+  out->data.reset(new (std::nothrow) double[std::max<uint64_t>(size, 1)]);
+  return out->data != nullptr;
+}
+
+Status NoSubsetMemory() {
+  return Status(StatusCode::kTooLarge,
+                "no memory for the subset of the record cap");
+}
+
+// Floyd's algorithm with the kept ranks as bits: for j = n - k .. n - 1,
+// draw t uniform in [0, j] and keep t, or j when t is kept already (j is
+// never kept before its step). Every k-subset is equally likely. Then the
+// kept ranks of each run, counted by words, give its points.
+Status BitmapSubset(const Runs& runs, uint64_t keep, RandomSource& rng,
+                    RecordPoints* out) {
+  const uint64_t total = runs.total();
+  const auto words = static_cast<size_t>((total + 63) / 64);
+  std::unique_ptr<uint64_t[]> bits(new (std::nothrow) uint64_t[words]());
+  if (bits == nullptr) return NoSubsetMemory();
+  for (uint64_t j = total - keep; j < total; ++j) {
+    uint64_t t = UniformInteger(rng, j + 1);
+    if ((bits[t >> 6] >> (t & 63)) & 1) t = j;
+    bits[t >> 6] |= uint64_t{1} << (t & 63);
+  }
+  // The kept ranks in [from, to), a word at a time.
+  auto kept = [&](uint64_t from, uint64_t to) {
+    uint64_t count = 0;
+    while (from < to) {
+      const uint64_t word = bits[from >> 6] >> (from & 63);
+      const uint64_t span = std::min<uint64_t>(64 - (from & 63), to - from);
+      const uint64_t mask =
+          span == 64 ? ~uint64_t{0} : (uint64_t{1} << span) - 1;
+      count += static_cast<uint64_t>(PopCount(word & mask));
+      from += span;
+    }
+    return count;
+  };
+  if (!AllocatePoints(keep, out)) return NoSubsetMemory();
+  double* points = out->data.get();
+  size_t k = 0;
+  for (size_t i = 0; i < runs.size; ++i) {
+    const auto c = static_cast<size_t>(
+        kept(runs.before(i), static_cast<uint64_t>(runs.ends[i])));
+    std::fill(points + k, points + k + c, runs.points[i]);
+    k += c;
+  }
+  return Status::Ok();
+}
+
+// Sorts keys[0, count), each below 2^bits: an LSD radix sort through
+// `scratch` (count entries), std::sort for few.
+void SortRanks(uint64_t* keys, size_t count, uint64_t* scratch, int bits) {
+  if (count < kRadixMinRecords) {
+    std::sort(keys, keys + count);
+    return;
+  }
+  const size_t digits = size_t{1} << kRadixDigitBits;
+  std::vector<size_t> offsets(digits);
+  uint64_t* from = keys;
+  uint64_t* to = scratch;
+  for (int shift = 0; shift < bits; shift += kRadixDigitBits) {
+    std::fill(offsets.begin(), offsets.end(), 0);
+    for (size_t i = 0; i < count; ++i)
+      ++offsets[(from[i] >> shift) & (digits - 1)];
+    size_t sum = 0;
+    for (size_t& offset : offsets) {
+      const size_t here = offset;
+      offset = sum;
+      sum += here;
+    }
+    for (size_t i = 0; i < count; ++i) {
+      to[offsets[(from[i] >> shift) & (digits - 1)]++] = from[i];
+    }
+    std::swap(from, to);
+  }
+  if (from != keys) std::memcpy(keys, from, count * sizeof(uint64_t));
+}
+
+// The first k distinct values of a sequence of independent uniform ranks
+// in [0, n): by symmetry, every k-subset is equally likely. Drawn in
+// rounds: k - (distinct so far) draws, sorted, each kept unless drawn
+// before (a round cannot overshoot: it adds at most as many values as it
+// draws). With n > 64 k a round repeats about k^2 / 2n values, so about
+// one round in all. Then the sorted ranks to their runs' points.
+Status DrawnSubset(const Runs& runs, uint64_t keep, RandomSource& rng,
+                   RecordPoints* out) {
+  const uint64_t total = runs.total();
+  const auto k = static_cast<size_t>(keep);
+  std::unique_ptr<uint64_t[]> ranks(new (std::nothrow) uint64_t[k]);
+  std::unique_ptr<uint64_t[]> scratch(new (std::nothrow) uint64_t[k]);
+  if (ranks == nullptr || scratch == nullptr) return NoSubsetMemory();
+  const int bits = BitWidth(total - 1);
+  size_t have = 0;
+  while (have < k && rng.healthy()) {
+    uint64_t* fresh = ranks.get() + have;
+    const size_t draws = k - have;
+    for (size_t i = 0; i < draws; ++i) fresh[i] = UniformInteger(rng, total);
+    SortRanks(fresh, draws, scratch.get(), bits);
+    // Merge the sorted old and new into scratch, each value once.
+    const uint64_t* old = ranks.get();
+    size_t a = 0;
+    size_t b = 0;
+    size_t out = 0;
+    while (a < have || b < draws) {
+      uint64_t next;
+      if (b == draws || (a < have && old[a] <= fresh[b])) {
+        next = old[a++];
+      } else {
+        next = fresh[b++];
+      }
+      if (out == 0 || scratch[out - 1] != next) scratch[out++] = next;
+    }
+    ranks.swap(scratch);
+    have = out;
+  }
+  scratch.reset();
+  if (!AllocatePoints(keep, out)) return NoSubsetMemory();
+  double* points = out->data.get();
+  // (A failed entropy source leaves fewer: the release reports that.)
+  size_t run = 0;
+  for (size_t i = 0; i < have; ++i) {
+    while (runs.ends[run] <= static_cast<double>(ranks[i])) ++run;
+    points[i] = runs.points[run];
+  }
+  std::fill(points + have, points + k, runs.points[0]);
+  return Status::Ok();
+}
+
+}  // namespace
+
+uint64_t SubsetBytes(uint64_t keep) { return 16 * keep; }
+
 Status SampleRunPoints(const Runs& runs, uint64_t keep, RandomSource& rng,
-                       std::vector<double>* points) {
-  points->clear();
+                       RecordPoints* out) {
   const uint64_t total = runs.total();
   if (total <= keep) {
-    points->reserve(static_cast<size_t>(total));
-    for (size_t i = 0; i < runs.size; ++i) {
-      points->insert(points->end(), static_cast<size_t>(runs.count(i)),
-                     runs.points[i]);
+    if (!AllocatePoints(total, out)) return NoSubsetMemory();
+    double* points = out->data.get();
+    for (size_t i = 0, k = 0; i < runs.size; ++i) {
+      const auto c = static_cast<size_t>(runs.count(i));
+      std::fill(points + k, points + k + c, runs.points[i]);
+      k += c;
     }
     return Status::Ok();
   }
-  // Floyd: for j = N - k .. N - 1, draw t uniform in [0, j]; keep t, or j
-  // when t is kept already. Every k-subset of ranks is equally likely. The
-  // kept ranks live in an open-addressing table of twice their number.
-  size_t slots = 1;
-  while (slots < 2 * keep) slots *= 2;
-  std::unique_ptr<uint64_t[]> table(new (std::nothrow) uint64_t[slots]);
-  std::unique_ptr<uint64_t[]> kept(new (std::nothrow) uint64_t[keep]);
-  if (table == nullptr || kept == nullptr) {
-    return Status(StatusCode::kTooLarge,
-                  "no memory for the subset of the record cap");
+  if (total / kBitmapSubsetRatio <= keep) {
+    return BitmapSubset(runs, keep, rng, out);
   }
-  constexpr uint64_t kEmpty = ~uint64_t{0};
-  std::fill(table.get(), table.get() + slots, kEmpty);
-  auto insert = [&](uint64_t rank) {  // false if already kept
-    size_t at =
-        static_cast<size_t>((rank * 0x9E3779B97F4A7C15u) >> 20) & (slots - 1);
-    while (table[at] != kEmpty) {
-      if (table[at] == rank) return false;
-      at = (at + 1) & (slots - 1);
-    }
-    table[at] = rank;
-    return true;
-  };
-  size_t n = 0;
-  for (uint64_t j = total - keep; j < total; ++j) {
-    const uint64_t t = UniformInteger(rng, j + 1);
-    kept[n++] = insert(t) ? t : (insert(j), j);
-  }
-  std::sort(kept.get(), kept.get() + n);
-  // The ranks to their runs' points, in one merge.
-  points->reserve(n);
-  size_t run = 0;
-  for (size_t i = 0; i < n; ++i) {
-    while (runs.ends[run] <= static_cast<double>(kept[i])) ++run;
-    points->push_back(runs.points[run]);
-  }
-  return Status::Ok();
+  return DrawnSubset(runs, keep, rng, out);
 }
 
 bool RunsStore::Allocate(size_t size) {
@@ -342,11 +452,11 @@ StatusOr<Runs> CountsToRuns(const double* counts, size_t buckets,
     if (!whole) {
       size_t bad = start;
       while (WholeCount(counts[bad])) ++bad;
+      // The position, never the value: a service may pass the message on
+      // (docs/refusals.md: no message prints a count).
       return Status(StatusCode::kInvalidCounts,
                     "counts[" + std::to_string(bad) +
-                        "] must be a whole number >= 0 (a count of rows), "
-                        "got " +
-                        FormatNumber(counts[bad]));
+                        "] is not a whole number >= 0 (a count of rows)");
     }
     for (size_t i = start; i < end; ++i) {
       const double c = counts[i];

@@ -76,14 +76,30 @@ StatusOr<Runs> RowsToRuns(double* values, size_t count, const OutputGrid& grid,
 // receives their cumulative counts (room for n). Returns k. O(n).
 size_t RunLengthEncode(double* sorted_points, size_t n, double* ends);
 
-// The points of a uniformly random subset of `keep` of the records (exact:
-// Floyd's algorithm on ranks, from `rng`), sorted, into *points; all the
-// records' points when there are at most `keep`. What a mechanism with a
-// public record cap reads (joint_exp.h). O(keep log keep) time and 16 bytes
-// per kept record of scratch, whatever the counts. TOO_LARGE when that
-// memory cannot be had.
+// Record points, sorted: what a mechanism with a record cap reads.
+struct RecordPoints {
+  std::unique_ptr<double[]> data;
+  size_t size = 0;
+  double* begin() { return data.get(); }
+  double* end() { return data.get() + size; }
+  const double* begin() const { return data.get(); }
+};
+
+// The points of a uniformly random subset of `keep` of the records, sorted,
+// into *points; all the records' points when there are at most `keep`.
+// What a mechanism with a public record cap reads (joint_exp.h). Exact, from
+// `rng`: Floyd's algorithm over a bitmap of the ranks when there are at most
+// 64 keep of them, else the first `keep` distinct values of independent
+// uniform ranks (every keep-subset equally likely either way). O(keep) time
+// (a radix sort of keep ranks) whatever the counts, and at most
+// SubsetBytes(keep) = 16 bytes a kept record at once, the points included
+// (the bitmap, at most 8, and the points; or the ranks and the sort's copy
+// of them, freed before the points are written). TOO_LARGE when that memory
+// cannot be had; a caller that budgets it up front (the bindings) never
+// sees that.
 Status SampleRunPoints(const Runs& runs, uint64_t keep, RandomSource& rng,
-                       std::vector<double>* points);
+                       RecordPoints* points);
+uint64_t SubsetBytes(uint64_t keep);
 
 // The most rows counts may add up to: 2^53 - 1, so every cumulative count
 // is exact in a double and an int64. Not privacy-relevant.

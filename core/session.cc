@@ -283,9 +283,44 @@ Status PrivacySession::Check(const PrivacyBudget& cost, Neighbouring release,
                     " (budgets add up as the decimals written, exactly)");
 }
 
+namespace {
+
+// A cost a release can have: positive, finite amounts of its kind only, a
+// delta below 1, and k >= 1 exactly for a per-person release. What a saved
+// ledger replays must be one (a charge of epsilon -0.5 once counted as 0).
+Status CheckCost(const PrivacyBudget& cost, Neighbouring release,
+                 int64_t max_contributions) {
+  auto positive = [](double x) { return std::isfinite(x) && x > 0; };
+  bool valid = false;
+  switch (cost.kind) {
+    case PrivacyBudget::Kind::kPure:
+      valid = positive(cost.epsilon) && cost.delta == 0 && cost.rho == 0;
+      break;
+    case PrivacyBudget::Kind::kApprox:
+      valid = positive(cost.epsilon) && positive(cost.delta) &&
+              cost.delta < 1 && cost.rho == 0;
+      break;
+    case PrivacyBudget::Kind::kZcdp:
+      valid = positive(cost.rho) && cost.epsilon == 0 && cost.delta == 0;
+      break;
+  }
+  const bool per_person = release == Neighbouring::kAddRemoveUser;
+  if (per_person ? max_contributions < 1 : max_contributions != 0) {
+    valid = false;
+  }
+  if (valid) return Status::Ok();
+  return Status(StatusCode::kInvalidPrivacy,
+                "a charge must be positive, finite amounts of its kind (delta "
+                "below 1), with maxContributions >= 1 exactly when per person");
+}
+
+}  // namespace
+
 Status PrivacySession::Charge(const PrivacyBudget& cost, Neighbouring release,
                               int64_t max_contributions) {
-  Status status = Check(cost, release, max_contributions);
+  Status status = CheckCost(cost, release, max_contributions);
+  if (!status.ok()) return status;
+  status = Check(cost, release, max_contributions);
   if (!status.ok()) return status;
   totals_ = With(cost, release, max_contributions).value();
   ++releases_;

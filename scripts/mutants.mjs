@@ -213,12 +213,211 @@ const mutants = [
     to: '  double found = best.value / 1.1;',
     tests: 'SessionTest.*',
   },
+  // Issue 39's list: every line of the session's composition, the splits
+  // under rho and for population intervals, AQ's per-path remainder, the
+  // joint methods' reserve and certificate, their record cap's sensitivity,
+  // the (epsilon, delta) composition, the replace-one flag, the ledger's
+  // checks; and the draws' correctness where a bug is a hang or a bias.
+  {
+    name: 'session: replaced record counts twice (rho x 4)',
+    file: 'core/session.cc',
+    from: '    rho = rho.TimesInteger(4);',
+    to: '    rho = rho.TimesInteger(3);',
+    tests: 'SessionTest.*',
+  },
+  {
+    name: 'session: (1 + e^epsilon) delta',
+    file: 'core/session.cc',
+    from: 'Decimal::Exact(MultiplyUp(delta.Up(), AddUp(1, ExpUp(epsilon.Up()))));',
+    to: 'Decimal::Exact(0.9 * MultiplyUp(delta.Up(), AddUp(1, ExpUp(epsilon.Up()))));',
+    tests: 'SessionTest.*',
+  },
+  {
+    name: 'session: twice for a person at k = 1',
+    file: 'core/session.cc',
+    from: '                      max_contributions < 2);',
+    to: '                      max_contributions < 1);',
+    tests: 'SessionTest.*:ContributionsTest.*',
+  },
+  {
+    name: 'session: twice in a replace-one session',
+    file: 'core/session.cc',
+    from: '                      neighbouring_ == Neighbouring::kReplaceOne) ||',
+    to: '                      false) ||',
+    tests: 'SessionTest.*',
+  },
+  {
+    name: 'session: conversion delta rounded down',
+    file: 'core/session.cc',
+    from: '  const double conversion_delta = left.Down();',
+    to: '  const double conversion_delta = 1.1 * left.Down();',
+    tests: 'SessionTest.*',
+  },
+  {
+    name: 'session: conversion rho rounded up',
+    file: 'core/session.cc',
+    from: 'ZcdpToApproxEpsilon(rho.Up(), conversion_delta)',
+    to: 'ZcdpToApproxEpsilon(rho.Up() / 1.1, conversion_delta)',
+    tests: 'SessionTest.*',
+  },
+  {
+    name: 'session: Fits epsilon',
+    file: 'core/session.cc',
+    from: '  return spent.epsilon <= Written(total_.epsilon) &&',
+    to: '  return spent.epsilon <= Written(1.1 * total_.epsilon) &&',
+    tests: 'SessionTest.*',
+  },
+  {
+    name: 'session: Fits delta',
+    file: 'core/session.cc',
+    from: '         spent.delta <= Written(total_.delta) &&',
+    to: '         spent.delta <= Written(1.1 * total_.delta) &&',
+    tests: 'SessionTest.*',
+  },
+  {
+    name: 'session: Fits rho',
+    file: 'core/session.cc',
+    from: '         spent.rho <= Written(total_.rho);',
+    to: '         spent.rho <= Written(1.1 * total_.rho);',
+    tests: 'SessionTest.*',
+  },
+  {
+    name: 'session: a charge must be a valid cost',
+    file: 'core/session.cc',
+    from: '      valid = positive(cost.epsilon) && cost.delta == 0 && cost.rho == 0;',
+    to: '      valid = !std::isnan(cost.epsilon) && cost.delta == 0 && cost.rho == 0;',
+    tests: 'SessionTest.*',
+  },
+  {
+    name: 'mechanisms at or below the decimal (delta)',
+    file: 'core/privacy.cc',
+    from: '  running.delta = DownWritten(written.delta);',
+    to: '  running.delta = 1.1 * DownWritten(written.delta);',
+    tests: 'ReleaseTest.NoMechanism*:AppIndExpTest.*:DirectedRoundingTest.*',
+  },
+  {
+    name: 'mechanisms at or below the decimal (rho)',
+    file: 'core/privacy.cc',
+    from: '  running.rho = DownWritten(written.rho);',
+    to: '  running.rho = 1.1 * DownWritten(written.rho);',
+    tests: 'ReleaseTest.NoMechanism*:DirectedRoundingTest.*',
+  },
+  {
+    name: 'intervals\' share (rho)',
+    file: 'core/plan.cc',
+    from: '    intervals = split.share;',
+    to: '    intervals = split.share;\n    intervals.rho *= 1.1;',
+    tests: 'ReleaseTest.NoMechanism*',
+  },
+  {
+    name: 'population intervals\' count share',
+    file: 'core/plan.cc',
+    from: '    planned.count = split.share;',
+    to: '    planned.count = split.share;\n    planned.count.epsilon *= 1.1;\n    planned.count.rho *= 1.1;',
+    tests: 'ReleaseTest.NoMechanism*',
+  },
+  {
+    name: 'AQ per-path remainder',
+    file: 'core/aq.cc',
+    from: '    return SubtractDown(budget, own_epsilon);',
+    to: '    return 1.1 * SubtractDown(budget, own_epsilon);',
+    tests: 'AqTest.*Privacy*:AqTest.EveryPath*:ContributionsTest.Aq*',
+  },
+  {
+    name: 'joint rounding reserve (kernel for the whole epsilon)',
+    file: 'core/methods.cc',
+    from: '      SubtractDown(setup.epsilon, JointRoundingReserve(setup.epsilon));',
+    to: '      setup.epsilon;',
+    tests: 'JointExpTest.*',
+  },
+  {
+    name: 'joint rounding certificate',
+    file: 'core/joint_exp.cc',
+    from: '      8 * (2 * m + 1) * JointRoundingBound(count + 1, steps, kernel);',
+    to: '      4 * (2 * m + 1) * JointRoundingBound(count + 1, steps, kernel);',
+    tests: 'JointExpTest.*',
+  },
+  {
+    name: 'JointExp record cap: add/remove sensitivity 1 - min w',
+    file: 'core/joint_exp.cc',
+    from: '  kernel.slope = epsilon / (4 * kSensitivitySafety);\n  return kernel;\n}\n\ndouble JointSamplerBytes',
+    to: '  double min_w = 1 - previous;\n  double last = 0;\n  for (double q : quantiles) {\n    min_w = std::min(min_w, q - last);\n    last = q;\n  }\n  kernel.slope = epsilon / (4 * (1 - min_w) * kSensitivitySafety);\n  return kernel;\n}\n\ndouble JointSamplerBytes',
+    tests: 'JointExpTest.RecordCap*',
+  },
+  {
+    name: '(epsilon, delta) optimal composition',
+    file: 'core/privacy.cc',
+    from: '    worst = std::max(worst, sum);',
+    to: '    worst = std::max(worst, 0.9 * sum);',
+    tests: 'OptimalCompositionTest.*:AppIndExpTest.*',
+  },
+  {
+    name: 'inverse sensitivity is replace-one',
+    file: 'core/methods.cc',
+    from: '       RunInverseSensitivity,\n       Neighbouring::kReplaceOne,',
+    to: '       RunInverseSensitivity,\n       Neighbouring::kAddRemove,',
+    tests: 'ReleaseMethodsTest.*:InverseSensitivityTest.*',
+  },
+  {
+    // Not privacy: a split draw that lets a rank without outputs set a
+    // band's exponent proposes far above the band's weight and never
+    // accepts (10^13 counted rows at a point hung).
+    name: 'split draw steps over empty ranks',
+    file: 'core/output_walk.h',
+    from: '    if (n <= k_ || r == 0 || r >= n) return r;',
+    to: '    if (n > 0) return r;',
+    tests: 'OutputWalkTest.*',
+  },
+  {
+    // The record cap's subset must be uniform for its coupling.
+    name: 'subset: a repeated draw is redrawn',
+    file: 'core/runs.cc',
+    from: '      if (out == 0 || scratch[out - 1] != next) scratch[out++] = next;',
+    to: '      scratch[out++] = next;\n      if (out == k) break;',
+    tests: 'JointExpTest.SampleRunPoints*',
+  },
+  {
+    name: 'subset: Floyd keeps j when t is taken',
+    file: 'core/runs.cc',
+    from: '    if ((bits[t >> 6] >> (t & 63)) & 1) t = j;',
+    to: '    if ((bits[t >> 6] >> (t & 63)) & 1) t = (t + 1) % (j + 1);',
+    tests: 'JointExpTest.SampleRunPoints*',
+  },
+];
+
+// Mutants of the TypeScript package, checked by its Vitest tests on the
+// built module: the CLI's ledger and the ledger's restore checks. Applied in
+// place (tsc rebuilds dist/), restored whatever happens.
+const tsMutants = [
+  {
+    name: 'CLI: a charge is saved also when the run fails after it',
+    file: 'web/src/cli.ts',
+    // As until 0.5: the ledger written only after a run that succeeded.
+    from: '    await releaseColumn(dpq, { ...args, column: args.column }, file, options, quantileSets, boundsBudget, maxContributions, session);\n  } finally {\n    close();\n  }',
+    to: '    await releaseColumn(dpq, { ...args, column: args.column }, file, options, quantileSets, boundsBudget, maxContributions, session);\n    close();\n  } finally {\n  }',
+    tests: ['tests/ts/cli.test.ts', '-t', 'saves every charge'],
+  },
+  {
+    name: 'CLI: concurrent runs take the ledger\'s lock',
+    file: 'web/src/cli.ts',
+    from: '  const unlock = lockLedger(file);',
+    to: '  const unlock = () => {};',
+    tests: ['tests/ts/cli.test.ts', '-t', 'saves every charge'],
+  },
+  {
+    name: 'restore: a charge is a positive, finite amount of its kind',
+    file: 'web/src/api.ts',
+    from: '        amounts.every((key) => amount((c as unknown as Record<string, unknown>)[key])) &&',
+    to: '        amounts.every((key) => typeof (c as unknown as Record<string, unknown>)[key] === \'number\') &&',
+    tests: ['tests/ts/session.test.ts', '-t', 'save a ledger'],
+  },
 ];
 
 const args = process.argv.slice(2);
 const keep = args.includes('--keep');
 const wanted = args.filter((a) => !a.startsWith('--'));
 const chosen = wanted.length === 0 ? mutants : mutants.filter((m) => wanted.some((w) => m.name.includes(w)));
+const chosenTs = wanted.length === 0 ? tsMutants : tsMutants.filter((m) => wanted.some((w) => m.name.includes(w)));
 
 // A scratch copy of what the native core tests build from; its build
 // directory is reused between mutants (incremental builds).
@@ -295,6 +494,45 @@ for (const mutant of chosen) {
   }
   console.log(`${verdict.startsWith('killed') ? 'ok  ' : 'FAIL'} ${mutant.name}: ${verdict}`);
 }
+// The TypeScript mutants, on the package as built (npm run build:package
+// first): each applied to its source, dist/ rebuilt by tsc, its tests run.
+function tsc() {
+  return spawnSync('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: root, encoding: 'utf8' });
+}
+for (const mutant of chosenTs) {
+  const path = join(root, mutant.file);
+  const original = readFileSync(path, 'utf8');
+  let mutated = original;
+  for (const edit of [{ from: mutant.from, to: mutant.to }]) {
+    const at = mutated.indexOf(edit.from);
+    if (at < 0 || mutated.indexOf(edit.from, at + 1) >= 0) {
+      throw new Error(`${mutant.name}: the text to mutate must occur exactly once in ${mutant.file}`);
+    }
+    mutated = mutated.replace(edit.from, edit.to);
+  }
+  let verdict;
+  try {
+    writeFileSync(path, mutated);
+    const built = tsc();
+    if (built.status !== 0) {
+      verdict = 'does not build (fix the mutant)';
+      survivors.push(mutant.name);
+    } else {
+      const run = spawnSync('npx', ['vitest', 'run', ...mutant.tests], { cwd: root, stdio: 'ignore', timeout: 600_000 });
+      if (run.status === 0) {
+        verdict = 'SURVIVED';
+        survivors.push(mutant.name);
+      } else {
+        verdict = 'killed (a test failed)';
+      }
+    }
+  } finally {
+    writeFileSync(path, original);
+    tsc();
+  }
+  console.log(`${verdict.startsWith('killed') ? 'ok  ' : 'FAIL'} ${mutant.name}: ${verdict}`);
+}
 if (!keep && existsSync(scratch) && survivors.length === 0) rmSync(scratch, { recursive: true, force: true });
-console.log(survivors.length === 0 ? `all ${chosen.length} mutants killed` : `${survivors.length} survived: ${survivors.join('; ')}`);
+const total = chosen.length + chosenTs.length;
+console.log(survivors.length === 0 ? `all ${total} mutants killed` : `${survivors.length} survived: ${survivors.join('; ')}`);
 process.exit(survivors.length === 0 ? 0 : 1);

@@ -438,15 +438,10 @@ dpq::ReleaseRequest ReadRequest(const double* block, const val& extra,
   *need = 32.0 * m + 8.0 * n;
   bool step = false;
   for (const auto& option : request.options) step |= option.first == "step";
-  if (method == "jointexp" || method == "inverse-sensitivity" ||
-      method == "hs-jointexp") {
-    // Two m x (K + 1) tables for a record cap K <= 2^24 / m (joint_exp.h),
-    // and the subset's ranks and points.
-    const double table = 16777216.0;
-    *need +=
-        16.0 * std::min(m * (n + 1), table + m) + 24.0 * std::min(n, table);
-  } else if (method == "aggtree" || method == "tree-cdf" ||
-             (method == "auto" && (step || request.buckets.has_value()))) {
+  // (The joint methods' subset and tables at their record cap:
+  // WorkingBytes, once the quantiles are read.)
+  if (method == "aggtree" || method == "tree-cdf" ||
+      (method == "auto" && (step || request.buckets.has_value()))) {
     // "auto" picks a tree only on a step or bucket grid
     // (dpq::ResolveMethod).
     *need += 128.0 * 1048576;
@@ -523,10 +518,11 @@ int Release(uintptr_t data_address, uint32_t count, uintptr_t quantiles_address,
     need += 9.0 * count;
   }
   double* out = HeapPointer<double>(out_address);
-  const dpq::Status room = RequireHeap(need, "this release");
-  if (!room.ok()) return Report(room, quantile_count, out, block);
   const double* quantiles = HeapPointer<const double>(quantiles_address);
   request.quantiles.assign(quantiles, quantiles + quantile_count);
+  need += dpq::ReleaseWorkingBytes(request);
+  const dpq::Status room = RequireHeap(need, "this release");
+  if (!room.ok()) return Report(room, quantile_count, out, block);
   return Report(dpq::ReleaseQuantiles(HeapPointer<double>(data_address), count,
                                       request, out, SessionOfExtra(extra)),
                 quantile_count, out, block);
@@ -546,10 +542,11 @@ int ReleaseFromCounts(uintptr_t counts_address, uint32_t bucket_count,
   dpq::ReleaseRequest request =
       ReadRequest(block, extra, quantile_count, bucket_count, &need);
   double* out = HeapPointer<double>(out_address);
-  const dpq::Status room = RequireHeap(need, "this release from counts");
-  if (!room.ok()) return Report(room, quantile_count, out, block);
   const double* quantiles = HeapPointer<const double>(quantiles_address);
   request.quantiles.assign(quantiles, quantiles + quantile_count);
+  need += dpq::ReleaseWorkingBytes(request);
+  const dpq::Status room = RequireHeap(need, "this release from counts");
+  if (!room.ok()) return Report(room, quantile_count, out, block);
   return Report(dpq::ReleaseFromCountsInPlace(counts, bucket_count, request,
                                               out, SessionOfExtra(extra)),
                 quantile_count, out, block);

@@ -8,6 +8,7 @@
 #include <map>
 #include <vector>
 
+#include "core/decimal.h"
 #include "core/exponential_quantile.h"
 #include "core/prepare.h"
 #include "core/random.h"
@@ -268,6 +269,31 @@ TEST(AqTest, ZcdpRenyiDivergenceBounded) {
   // would leave about a quarter of it.
   EXPECT_GT(CheckAqZcdp({0.25, 0.5, 0.75}, 7, {0, 2, 4, 6}, 2), 0.6);
   EXPECT_GT(CheckAqZcdp({0.2, 0.4, 0.6, 0.8}, 5, {0, 2, 5}, 2), 0.3);
+}
+
+TEST(AqTest, EveryPathSpendsAtMostEpsilon) {
+  // The exact ratios of the privacy tests stay well inside e^epsilon (0.74
+  // epsilon at m = 4) and cannot see a child budget 10% too large; this
+  // adds each path's node epsilons exactly: at most epsilon, and within a
+  // millionth of it (the shares are rounded down, not wasted).
+  const Decimal millionth = *Decimal::Parse("0.000001");
+  for (size_t m = 1; m <= 300; ++m) {
+    for (const double epsilon : {1.0, 0.1, 0.7, 3.3, 1e-4}) {
+      const auto paths =
+          ApproximateQuantilesPathEpsilons(m, epsilon, AqBudgetSplit::kPerPath);
+      ASSERT_FALSE(paths.empty());
+      Decimal most;
+      for (const std::vector<double>& path : paths) {
+        Decimal sum;
+        for (double e : path) sum = sum.Plus(Decimal::Exact(e));
+        ASSERT_LE(sum, Decimal::Exact(epsilon)) << "m " << m << " " << epsilon;
+        if (most < sum) most = sum;
+      }
+      EXPECT_LE(Decimal::Exact(epsilon).Minus(most),
+                Decimal::Exact(epsilon).Times(millionth))
+          << "m " << m << " epsilon " << epsilon;
+    }
+  }
 }
 
 TEST(AqTest, PerPathPrivacyRatioBounded) {

@@ -14,6 +14,7 @@
 #include "core/inverse_sensitivity.h"
 #include "core/prepare.h"
 #include "core/random.h"
+#include "core/release.h"
 #include "core/runs.h"
 #include "tests/cpp/test_util.h"
 
@@ -204,9 +205,13 @@ std::vector<double> CappedLogProbabilities(
 
 TEST(JointExpTest, RecordCapSubsetKeepsAddRemovePrivacy) {
   // JointExp capped at 2 records on every dataset of up to 3 values and
-  // every value added: no exact ratio above e^eps, across the cap too.
+  // every value added: no exact ratio above e^eps, across the cap too. On
+  // these values the kernel's add/remove sensitivity 1 - min w in place of
+  // 1 (what a mechanism without a cap could use) reaches 1.15 eps (a
+  // median, eps = 3, cap 2), so this test fails on that regression; on
+  // {0, 2, 5} it peaked at 0.905 eps and passed.
   const int64_t steps = 6;
-  const std::vector<double> values = {0, 2, 5};
+  const std::vector<double> values = {0, 5, 6};
   double worst_ratio = 0;
   for (const auto& quantiles :
        std::vector<std::vector<double>>{{0.5}, {0.25, 0.75}}) {
@@ -239,43 +244,151 @@ TEST(JointExpTest, RecordCapSubsetKeepsAddRemovePrivacy) {
       }
     }
   }
-  EXPECT_GT(worst_ratio, 0.4);  // reaches 0.42: the mixtures dilute it
+  EXPECT_GT(worst_ratio, 0.5);  // reaches 0.544: the mixtures dilute it
+}
+
+// Draws `draws` seeded subsets of `keep` records of `runs` and checks that
+// each sorted tuple of points comes out as often as the number of rank
+// subsets giving it says (every subset equally likely), within 5 standard
+// deviations, and that no other tuple comes out.
+void ExpectUniformSubsets(const std::vector<std::pair<int64_t, uint64_t>>& runs,
+                          size_t keep, int draws, uint64_t seed) {
+  const RunsStore store = RunsStore::FromPairs(runs);
+  // Every keep-subset of ranks, by lexicographic enumeration.
+  std::vector<double> by_rank;
+  for (const auto& [point, count] : runs) {
+    by_rank.insert(by_rank.end(), count, static_cast<double>(point));
+  }
+  std::map<std::vector<double>, double> ways;
+  double subsets = 0;
+  std::vector<size_t> pick(keep);
+  for (size_t i = 0; i < keep; ++i) pick[i] = i;
+  while (true) {
+    std::vector<double> tuple;
+    for (size_t i : pick) tuple.push_back(by_rank[i]);
+    ways[tuple] += 1;
+    subsets += 1;
+    size_t i = keep;
+    while (i > 0 && pick[i - 1] == by_rank.size() - keep + i - 1) --i;
+    if (i == 0) break;
+    ++pick[i - 1];
+    for (size_t j = i; j < keep; ++j) pick[j] = pick[j - 1] + 1;
+  }
+  std::map<std::vector<double>, int> seen;
+  SeededRandom rng(seed);
+  for (int trial = 0; trial < draws; ++trial) {
+    RecordPoints points;
+    ASSERT_TRUE(SampleRunPoints(store.view(), keep, rng, &points).ok());
+    ASSERT_EQ(points.size, keep);
+    std::vector<double> tuple(points.begin(), points.end());
+    ASSERT_TRUE(std::is_sorted(tuple.begin(), tuple.end()));
+    seen[tuple]++;
+  }
+  for (const auto& [tuple, count] : seen) {
+    ASSERT_TRUE(ways.count(tuple) == 1) << "a tuple no subset gives";
+  }
+  for (const auto& [tuple, count] : ways) {
+    const double p = count / subsets;
+    EXPECT_NEAR(seen[tuple], draws * p, 5 * std::sqrt(draws * p * (1 - p)))
+        << "keep " << keep << ", tuple from " << tuple.front();
+  }
+}
+
+TEST(JointExpTest, KernelAndCertifiedRoundingStayWithinTheBudget) {
+  // Exact probabilities cannot see the 1/256 kept back for rounding, so
+  // this recomputes what a release promises from what it ran with: the
+  // kernel's epsilon plus 8 (2m + 1) E, E the certified rounding bound at
+  // its record cap + 1 (both neighbours), is at most the epsilon given; and
+  // where the certificate sets the cap (many quantiles), one more record
+  // would break it. A kernel built for the whole epsilon, or a certificate
+  // with a smaller factor, fails here.
+  std::vector<double> data;
+  SeededRandom rng(9);
+  for (int i = 0; i < 300; ++i) data.push_back(100 * UniformDouble(rng));
+  int bound_by_certificate = 0;
+  for (const bool inverse : {false, true}) {
+    for (const size_t m : {size_t{1}, size_t{9}, size_t{60}, size_t{120}}) {
+      for (const double epsilon : {0.5, 1.0, 4.0}) {
+        ReleaseRequest request;
+        request.lower = 0;
+        request.upper = 100;
+        request.epsilon = epsilon;
+        request.seed = 2;
+        request.method = inverse ? "inverse-sensitivity" : "jointexp";
+        request.options = {{"step", 0.01}};
+        for (size_t j = 1; j <= m; ++j) {
+          request.quantiles.push_back(static_cast<double>(j) / (m + 1));
+        }
+        std::vector<double> copy = data;
+        std::vector<double> out(m);
+        const StatusOr<ReleaseReport> report =
+            ReleaseQuantiles(copy.data(), copy.size(), request, out.data());
+        ASSERT_TRUE(report.ok()) << report.status().message();
+        const ReleaseReport& r = report.value();
+        const auto steps = static_cast<int64_t>(std::llround(100 / 0.01));
+        auto kernel = [&](size_t n) {
+          return inverse
+                     ? InverseSensitivityKernel(n, request.quantiles,
+                                                r.kernel_epsilon)
+                     : JointExpKernel(n, request.quantiles, r.kernel_epsilon);
+        };
+        const double loss =
+            8 * (2 * static_cast<double>(m) + 1) *
+            JointRoundingBound(r.record_cap + 1, steps, kernel(r.record_cap));
+        EXPECT_LE(r.kernel_epsilon + loss, epsilon)
+            << request.method << " m " << m << " epsilon " << epsilon;
+        EXPECT_LT(r.kernel_epsilon, epsilon);
+        const double next = 8 * (2 * static_cast<double>(m) + 1) *
+                            JointRoundingBound(r.record_cap + 2, steps,
+                                               kernel(r.record_cap + 1));
+        if (r.kernel_epsilon + next > epsilon &&
+            static_cast<double>(m) * (r.record_cap + 2) <= 16777216.0) {
+          ++bound_by_certificate;
+        }
+      }
+    }
+  }
+  EXPECT_GT(bound_by_certificate, 4);
 }
 
 TEST(JointExpTest, SampleRunPointsIsAUniformSubset) {
-  // Runs {0: 2 records, 5: 1, 9: 2}: each of the C(5, 2) = 10 subsets of 2
-  // records (by rank), 20,000 seeded draws, comes out as its pair of points
-  // as often as its multiplicity says, within 5 standard deviations.
-  const RunsStore runs = RunsStore::FromPairs({{0, 2}, {5, 1}, {9, 2}});
-  std::map<std::pair<double, double>, int> seen;
-  SeededRandom rng(3);
-  const int draws = 20000;
-  for (int trial = 0; trial < draws; ++trial) {
-    std::vector<double> points;
-    ASSERT_TRUE(SampleRunPoints(runs.view(), 2, rng, &points).ok());
-    ASSERT_EQ(points.size(), 2u);
-    ASSERT_LE(points[0], points[1]);
-    seen[{points[0], points[1]}]++;
-  }
-  // Pairs of ranks by points: (0,0) 1, (0,5) 2, (0,9) 4, (5,9) 2, (9,9) 1.
-  const std::map<std::pair<double, double>, int> ways = {
-      {{0, 0}, 1}, {{0, 5}, 2}, {{0, 9}, 4}, {{5, 9}, 2}, {{9, 9}, 1}};
-  EXPECT_EQ(seen.size(), ways.size());
-  for (const auto& [pair, count] : ways) {
-    const double p = count / 10.0;
-    EXPECT_NEAR(seen[pair], draws * p, 5 * std::sqrt(draws * p * (1 - p)))
-        << pair.first << " " << pair.second;
+  // Over a bitmap of the ranks (n <= 64 keep): 2 of 5 records, and all but
+  // one (n = keep + 1).
+  ExpectUniformSubsets({{0, 2}, {5, 1}, {9, 2}}, 2, 20000, 3);
+  ExpectUniformSubsets({{0, 2}, {5, 1}, {9, 2}}, 4, 20000, 4);
+  // As drawn ranks (n > 64 keep), where repeated draws are redrawn: 1 of
+  // 70 and 2 of 131 (a pair repeats in about 1 draw of 131).
+  ExpectUniformSubsets({{0, 30}, {5, 40}}, 1, 20000, 5);
+  ExpectUniformSubsets({{0, 50}, {5, 1}, {9, 80}}, 2, 40000, 6);
+  // 3 of 200 with three atoms: every path of the rounds' merge.
+  ExpectUniformSubsets({{1, 3}, {2, 190}, {4, 7}}, 3, 40000, 7);
+  // A subset holds each record once: 10 of 1,000 records at distinct points
+  // (as drawn ranks; about 4% of draws repeat a rank and must redraw).
+  std::vector<std::pair<int64_t, uint64_t>> singles;
+  for (int64_t p = 0; p < 1000; ++p) singles.push_back({p, 1});
+  const RunsStore distinct = RunsStore::FromPairs(singles);
+  SeededRandom draws(10);
+  for (int trial = 0; trial < 2000; ++trial) {
+    RecordPoints points;
+    ASSERT_TRUE(SampleRunPoints(distinct.view(), 10, draws, &points).ok());
+    ASSERT_EQ(points.size, 10u);
+    ASSERT_TRUE(std::adjacent_find(points.begin(), points.end()) ==
+                points.end())
+        << "a record drawn twice, in draw " << trial;
   }
   // At most the cap records: all of them, sorted, nothing drawn.
-  std::vector<double> all;
+  const RunsStore runs = RunsStore::FromPairs({{0, 2}, {5, 1}, {9, 2}});
+  SeededRandom rng(8);
+  RecordPoints all;
   ASSERT_TRUE(SampleRunPoints(runs.view(), 5, rng, &all).ok());
-  EXPECT_EQ(all, (std::vector<double>{0, 0, 5, 9, 9}));
+  EXPECT_EQ(std::vector<double>(all.begin(), all.end()),
+            (std::vector<double>{0, 0, 5, 9, 9}));
   // Counted rows: a subset of 10 of 10^15 records, drawn without expanding.
   const RunsStore huge =
       RunsStore::FromPairs({{3, 500000000000000}, {7, 500000000000000}});
-  std::vector<double> few;
+  RecordPoints few;
   ASSERT_TRUE(SampleRunPoints(huge.view(), 10, rng, &few).ok());
-  EXPECT_EQ(few.size(), 10u);
+  EXPECT_EQ(few.size, 10u);
   EXPECT_TRUE(std::is_sorted(few.begin(), few.end()));
 }
 

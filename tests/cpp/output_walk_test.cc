@@ -202,8 +202,15 @@ TEST(OutputWalkTest, BandsPartitionTheRanksAndShareTheirExponent) {
     const uint64_t start = std::min(n, weights.target_rank());
     for (const bool upward : {true, false}) {
       if (!upward && start == 0) break;
-      BandWalker<TestWeights> walker(weights, edges, n, upward,
-                                     upward ? start : start - 1);
+      const uint64_t from = upward ? start : start - 1;
+      BandWalker<TestWeights> walker(weights, edges, n, upward, from);
+      // Ranks without outputs at the start are stepped over at once.
+      for (uint64_t r = std::min(from, walker.next_rank());
+           r <= std::max(from, walker.next_rank()); ++r) {
+        if (r == walker.next_rank()) continue;
+        ++seen[r];
+        ASSERT_TRUE(sizes[r] == 0) << "stepped over a rank with outputs";
+      }
       while (!walker.done()) {
         const uint64_t next = walker.next_rank();
         Uint128 left = 0;
@@ -231,36 +238,50 @@ TEST(OutputWalkTest, BandsPartitionTheRanksAndShareTheirExponent) {
                       ASSERT_EQ(size_bits,
                                 static_cast<int64_t>(CeilLog2(band.size)));
                     });
-        // The step took the ranks from `next` to where the walker is now.
+        // The step took the ranks from `next` to where the walker is now:
+        // the band, then ranks without outputs, stepped over.
         const uint64_t first = upward          ? next
                                : walker.done() ? 0
                                                : walker.next_rank() + 1;
         const uint64_t last =
             upward ? walker.done() ? n : walker.next_rank() - 1 : next;
         ASSERT_LE(first, last);
+        // The walker stands on a rank with outputs (rank n may have none).
+        if (!walker.done() && walker.next_rank() != n) {
+          ASSERT_TRUE(sizes[walker.next_rank()] > 0) << walker.next_rank();
+        }
+        if (!listed) {  // an empty band (rank n alone): no sub-point
+          ASSERT_EQ(next, n);
+          for (uint64_t r = first; r <= last; ++r) {
+            ++seen[r];
+            ASSERT_TRUE(sizes[r] == 0);
+          }
+          continue;
+        }
+        ASSERT_TRUE(sizes[next] > 0 || next == n) << next;
+        ASSERT_EQ(upward ? got.first : got.last, next);
         Uint128 size = 0;
         for (uint64_t r = first; r <= last; ++r) {
           ++seen[r];
+          if (r < got.first || r > got.last) {
+            ASSERT_TRUE(sizes[r] == 0) << "stepped over a rank with outputs";
+            continue;
+          }
           size += sizes[r];
           ASSERT_GE(weights.Whole(r, r), whole) << r;
           ASSERT_LT(weights.Whole(r, r), whole + width) << r;
         }
         // Maximal: the next rank out (but after floor(t), a band alone) is
         // past the band's floor(y).
-        if (!walker.done() && !(upward && next == start)) {
-          const uint64_t beyond = walker.next_rank();
+        const bool beyond_exists = upward ? got.last < n : got.first > 0;
+        if (beyond_exists && !(upward && next == start)) {
+          const uint64_t beyond = upward ? got.last + 1 : got.first - 1;
           ASSERT_GE(weights.Whole(beyond, beyond), whole + width) << beyond;
         }
-        if (!listed) {  // an empty band: its ranks hold no sub-point
-          ASSERT_TRUE(size == 0);
-          continue;
-        }
-        ASSERT_EQ(got.first, first);
-        ASSERT_EQ(got.last, last);
         ASSERT_TRUE(got.size == size);
         size_t h = got.run;
         ASSERT_TRUE(edges.Span(zero, got.edge) ==
-                    edges.Span(zero, edges.At(first, &h)));
+                    edges.Span(zero, edges.At(got.first, &h)));
       }
     }
     for (uint64_t r = 0; r <= n; ++r) ASSERT_EQ(seen[r], 1) << r;

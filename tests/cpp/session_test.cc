@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "core/release.h"
@@ -99,6 +100,49 @@ std::vector<PrivacyBudget> Pure(std::vector<double> epsilons) {
   return parts;
 }
 
+TEST(SessionTest, ChargesAreValidCostsOnly) {
+  // A replayed ledger's charge of -0.5 once counted as 0 (budget given
+  // back): every charge must be positive, finite amounts of its own kind,
+  // with k >= 1 exactly when per person; the session is unchanged.
+  PrivacySession session =
+      PrivacySession::Create(PrivacyBudget::Approx(2, 1e-6),
+                             Neighbouring::kAddRemove)
+          .value();
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const PrivacyBudget bad[] = {
+      PrivacyBudget::Pure(-0.5),
+      PrivacyBudget::Pure(0),
+      PrivacyBudget::Pure(inf),
+      PrivacyBudget::Pure(nan),
+      PrivacyBudget::Approx(0.1, 0),
+      PrivacyBudget::Approx(0.1, 1),
+      PrivacyBudget::Approx(-1, 1e-9),
+      PrivacyBudget::Zcdp(-0.01),
+      PrivacyBudget{PrivacyBudget::Kind::kPure, 0.1, 0, 0.2},
+      PrivacyBudget{PrivacyBudget::Kind::kZcdp, 0.1, 0, 0.2},
+  };
+  for (const PrivacyBudget& cost : bad) {
+    EXPECT_EQ(session.Charge(cost, Neighbouring::kAddRemove).code(),
+              StatusCode::kInvalidPrivacy)
+        << cost.epsilon << " " << cost.delta << " " << cost.rho;
+  }
+  EXPECT_EQ(
+      session.Charge(PrivacyBudget::Pure(0.1), Neighbouring::kAddRemove, 2)
+          .code(),
+      StatusCode::kInvalidPrivacy);
+  EXPECT_EQ(
+      session.Charge(PrivacyBudget::Pure(0.1), Neighbouring::kAddRemoveUser, 0)
+          .code(),
+      StatusCode::kInvalidPrivacy);
+  EXPECT_EQ(session.releases(), 0);
+  EXPECT_TRUE(
+      session.Charge(PrivacyBudget::Pure(0.1), Neighbouring::kAddRemove).ok());
+  EXPECT_TRUE(
+      session.Charge(PrivacyBudget::Pure(0.1), Neighbouring::kAddRemoveUser, 3)
+          .ok());
+}
+
 TEST(SessionTest, BudgetsAddUpAsTheDecimalsWritten) {
   // Each sum is exactly the total in decimal, though not in binary (0.2 +
   // 0.8 is 1.0000000000000002 in doubles; ten 0.1 are 1 + 5.6e-17 exactly).
@@ -175,6 +219,19 @@ TEST(SessionTest, GroupPrivacyChargesExactMultiples) {
         zcdp.Charge(PrivacyBudget::Zcdp(0.025), Neighbouring::kAddRemove).ok());
   }
   EXPECT_EQ(zcdp.Spent().rho, 1);
+  // (epsilon, delta) twice over: 2 epsilon and (1 + e^epsilon) delta (group
+  // privacy for two records), rounded up; the next delta fits exactly what
+  // is left below the total, and not more.
+  PrivacySession approx = PrivacySession::Create(PrivacyBudget::Approx(1, 1e-6),
+                                                 Neighbouring::kReplaceOne)
+                              .value();
+  ASSERT_TRUE(
+      approx.Charge(PrivacyBudget::Approx(0.1, 2e-7), Neighbouring::kAddRemove)
+          .ok());
+  const double grown = 2e-7 * (1 + std::exp(0.1));
+  EXPECT_EQ(approx.Spent().epsilon, 0.2);
+  EXPECT_GE(approx.Spent().delta, grown);
+  EXPECT_LE(approx.Spent().delta, grown * (1 + 1e-12));
   // A pure release in a zCDP session is epsilon^2 / 2, exactly: 0.2^2 / 2 =
   // 0.02, fifty of them make 1.
   PrivacySession squares =

@@ -157,6 +157,41 @@ it('keeps the budget across a reload, and starts a new one only when asked', asy
   expect(await page.textContent('#session-summary')).toMatch(/ε = 1 in 1 release,/);
 }, 60_000);
 
+it('adds up what two tabs spend from one ledger instead of keeping only the last', async () => {
+  // Two tabs of one browser share localStorage: each spends from the newest
+  // ledger, under a lock, so three releases leave three charges (before,
+  // the second tab wrote its own one-charge ledger over the first's).
+  const context = await browser.newContext({ viewport: { width: 1100, height: 1400 } });
+  const tabs = [await context.newPage(), await context.newPage()];
+  for (const tab of tabs) {
+    await tab.goto(`${origin}/index.html`);
+    await tab.waitForFunction(() => (document.getElementById('lower') as HTMLInputElement).value !== '');
+  }
+  const releaseIn = async (tab: Page) => {
+    await tab.click('#run');
+    await tab.waitForFunction(() => !(document.getElementById('session-summary') as HTMLElement).hidden);
+    await tab.waitForFunction(() => !(document.getElementById('run') as HTMLButtonElement).disabled, undefined, { timeout: 60_000 });
+  };
+  await releaseIn(tabs[0]);
+  await releaseIn(tabs[1]);
+  expect(await tabs[1].textContent('#session-summary')).toMatch(/ε = 2 in 2 releases/);
+  await releaseIn(tabs[0]);
+  expect(await tabs[0].textContent('#session-summary')).toMatch(/ε = 3 in 3 releases/);
+  const charges = await tabs[0].evaluate(() => {
+    const key = Object.keys(localStorage).find((k) => k.startsWith('dp-quantiles-ledger:'));
+    return key === undefined ? -1 : JSON.parse(localStorage.getItem(key) as string).charges.length;
+  });
+  expect(charges).toBe(3);
+  // Both at once: the lock lets one spend at a time; five in all.
+  await Promise.all(tabs.map((tab) => releaseIn(tab)));
+  const after = await tabs[1].evaluate(() => {
+    const key = Object.keys(localStorage).find((k) => k.startsWith('dp-quantiles-ledger:'));
+    return key === undefined ? -1 : JSON.parse(localStorage.getItem(key) as string).charges.length;
+  });
+  expect(after).toBe(5);
+  await context.close();
+}, 120_000);
+
 it('warns about unusual budgets next to the field and reads decimal commas', async () => {
   await page.fill('#budget-value', '20');
   expect(await page.textContent('#budget-warning')).toMatch(/very large/);

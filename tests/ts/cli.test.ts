@@ -246,6 +246,42 @@ describe('dp-quantiles CLI', () => {
     expect(run(args).stderr).toMatch(/CORRUPT_DATA: .* not a session ledger/);
   });
 
+  it('saves every charge to --session FILE, also when the run fails after it, and checks the plan before reading', async () => {
+    const three = writeCsv('three.csv', 'v\n1\n2\n3\n');
+    const ledger = join(dir, 'charged.json');
+    const spent = () => JSON.parse(readFileSync(ledger, 'utf8')).spent;
+    // Private bounds on 3 values are refused, charged and published: each
+    // run's 0.4 is in the file.
+    const bounds = [three, '--column', 'v', '--estimate-bounds', 'epsilon=0.4', '--epsilon', '0.1', '--session', ledger];
+    for (let i = 1; i <= 3; i++) {
+      const refused = run(i === 1 ? [...bounds, '--budget', 'epsilon=5'] : bounds);
+      expect(refused.stderr).toMatch(/NOT_ENOUGH_DATA/);
+      expect(spent()).toEqual({ epsilon: Number((0.4 * i).toFixed(1)) });
+    }
+    // Bounds succeed, then a step too fine for them fails: the message says
+    // nothing computed from the private bounds, and their 0.4 is saved.
+    const wide = writeCsv('wide.csv', `v\n${Array.from({ length: 2000 }, (_, i) => (i * 7919) % 1000).join('\n')}\n`);
+    const fine = run([wide, '--column', 'v', '--estimate-bounds', 'epsilon=0.4', '--epsilon', '0.5', '--step', '0.0001', '--method', 'aggtree', '--session', ledger]);
+    expect(fine.status).toBe(1);
+    expect(fine.stderr).toMatch(/INVALID_OPTION: the release does not fit the privately estimated bounds/);
+    expect(fine.stderr).not.toMatch(/\d{4,}/); // no grid size, no bound
+    expect(spent()).toEqual({ epsilon: 1.6 });
+    // An overspend is refused from the options and the ledger alone, before
+    // the file is opened (this one does not exist).
+    const over = run([join(dir, 'absent.csv'), '--column', 'v', '--lower', '0', '--upper', '9', '--epsilon', '4', '--session', ledger]);
+    expect(over.stderr).toMatch(/BUDGET_EXCEEDED/);
+    expect(spent()).toEqual({ epsilon: 1.6 });
+    // Concurrent runs take turns (a lock on the ledger): four of 0.9 from
+    // 1.6 of 5 fit three, and the file holds exactly what was spent.
+    const runs = Array.from({ length: 4 }, () =>
+      spawn(process.execPath, [cli, wide, '--column', 'v', '--lower', '0', '--upper', '1000', '--epsilon', '0.9', '--session', ledger]),
+    );
+    const codes = await Promise.all(runs.map(async (child) => (await once(child, 'close'))[0]));
+    expect(codes.filter((code) => code === 0)).toHaveLength(3);
+    expect(spent()).toEqual({ epsilon: 4.3 });
+    expect(JSON.parse(readFileSync(ledger, 'utf8')).charges).toHaveLength(7);
+  });
+
   it('prints confidence intervals with --confidence', () => {
     const result = JSON.parse(execFileSync(process.execPath, [
       cli, good, '--column', 'score', '--lower', '0', '--upper', '100',

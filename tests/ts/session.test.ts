@@ -145,6 +145,42 @@ describe('sessions', () => {
       { ...saved, total: { epsilon: -1 } },
       { ...saved, neighbouring: 'swap' },
     ];
+    // A charge that is not a positive, finite amount of its own kind gives
+    // budget back when replayed (-0.5 once counted as 0): refused, each with
+    // its spent made to match so that only the charge is wrong.
+    const one = (charge: Record<string, unknown>, spent: Record<string, number>) => ({
+      format: 'dp-quantiles-ledger',
+      version: 1,
+      total: { epsilon: 2 },
+      neighbouring: 'add-remove',
+      charges: [{ kind: 'pure', epsilon: 0.5, neighbouring: 'add-remove' }, charge],
+      spent,
+    });
+    const good = one({ kind: 'pure', epsilon: 0.25, neighbouring: 'add-remove' }, { epsilon: 0.75 });
+    expect(dpq.restoreSession(good as never).spent).toEqual({ epsilon: 0.75 });
+    for (const [charge, spent] of [
+      [{ kind: 'pure', epsilon: -0.5, neighbouring: 'add-remove' }, { epsilon: 0.5 }],
+      [{ kind: 'pure', epsilon: 0, neighbouring: 'add-remove' }, { epsilon: 0.5 }],
+      [{ kind: 'pure', epsilon: 1e400, neighbouring: 'add-remove' }, { epsilon: 0.5 }],
+      [{ kind: 'pure', epsilon: '0.25', neighbouring: 'add-remove' }, { epsilon: 0.75 }],
+      [{ kind: 'pure', epsilon: 0.25, rho: 0.1, neighbouring: 'add-remove' }, { epsilon: 0.75 }],
+      [{ kind: 'pure', epsilon: 0.25, neighbouring: 'add-remove', refund: 0.25 }, { epsilon: 0.75 }],
+      [{ kind: 'zcdp', rho: -0.01, neighbouring: 'add-remove' }, { epsilon: 0.5 }],
+      [{ kind: 'approx', epsilon: 0.25, delta: 1, neighbouring: 'add-remove' }, { epsilon: 0.75 }],
+      [{ kind: 'pure', epsilon: 0.25, neighbouring: 'add-remove', maxContributions: 2 }, { epsilon: 0.75 }],
+      [{ kind: 'pure', epsilon: 0.25, neighbouring: 'add-remove-user', maxContributions: 0 }, { epsilon: 0.75 }],
+      [{ kind: 'bonus', epsilon: 0.25, neighbouring: 'add-remove' }, { epsilon: 0.75 }],
+    ] as [Record<string, unknown>, Record<string, number>][]) {
+      // The package's own check names the charge (the core's replay would
+      // refuse most of these too, less plainly).
+      let message = '';
+      try {
+        dpq.restoreSession(one(charge, spent) as never);
+      } catch (e) {
+        message = `${(e as { code?: string }).code}: ${(e as Error).message}`;
+      }
+      expect(message, JSON.stringify(charge)).toMatch(/^CORRUPT_DATA: .*charges\[1\] is not a charge/);
+    }
     for (const ledger of damaged) expect(code(() => dpq.restoreSession(ledger as never))).toBe('CORRUPT_DATA');
     s.dispose();
     restored.dispose();
@@ -200,8 +236,8 @@ describe('sessions', () => {
     expect(code(() => session.releaseStream(stream, { quantiles: [0.5], method: 'exp-gk', epsilon: 0.1 }))).toBe(
       'INVALID_PRIVACY',
     );
-    // The default method in a default session: the message says what to pass.
-    expect(() => session.releaseStream(stream, { quantiles: [0.5], epsilon: 0.1 })).toThrow(
+    // DPExpGK in a default session: the message says what to pass.
+    expect(() => session.releaseStream(stream, { quantiles: [0.5], method: 'exp-gk', epsilon: 0.1 })).toThrow(
       /pass method 'hist-gk'.*or create the session with neighbouring 'replace-one'/,
     );
   });

@@ -120,6 +120,42 @@ function withLedger(request: Request): Request {
   return ledger === undefined || (request.type !== 'builtin' && request.type !== 'file') ? request : { ...request, ledger };
 }
 
+// Sends a release or bounds request with the dataset's newest ledger, under
+// a lock on it shared by every tab of the page (the Web Locks API), held
+// until the reply has been kept: read, release and write are one step, so
+// two tabs cannot both spend from the same balance.
+function sendSpending(
+  request: Extract<Request, { type: 'release' } | { type: 'bounds' }>,
+  label: string,
+  done: (reply: Reply) => boolean,
+): void {
+  const key = ledgerKey(source);
+  const step = () =>
+    new Promise<void>((resolve) => {
+      const ledger = storedLedger(source);
+      send(
+        ledger === undefined ? request : { ...request, ledger },
+        label,
+        (reply) => {
+          const finished = done(reply);
+          if (finished) resolve();
+          return finished;
+        },
+        (message) => {
+          markStale(`the last request failed (${message}).`);
+          resolve();
+        },
+      );
+    });
+  if (key !== undefined && navigator.locks !== undefined) {
+    // Busy from the click on: the lock may wait for another tab's release.
+    setBusy(true, 'Waiting for another tab…');
+    void navigator.locks.request(key, step);
+  } else {
+    void step();
+  }
+}
+
 function keepLedger(session: ReleaseResult['session']): void {
   const key = ledgerKey(source);
   if (session !== undefined && key !== undefined) localStorage.setItem(key, JSON.stringify(session.ledger));
@@ -613,7 +649,7 @@ $<HTMLFormElement>('settings').onsubmit = (event) => {
   event.preventDefault();
   if (runButton.disabled) return;
   const asked = settings();
-  send({ type: 'release', settings: asked }, large ? 'Streaming' : counted ? 'Counting' : 'Releasing', (reply) => {
+  sendSpending({ type: 'release', settings: asked }, large ? 'Streaming' : counted ? 'Counting' : 'Releasing', (reply) => {
     if (reply.type !== 'result') return false;
     showResult(reply.result, asked);
     return true;
@@ -629,7 +665,7 @@ $('estimate-bounds').onclick = () => {
     personSelect.value === '' || large || counted
       ? undefined
       : { column: personSelect.value, maxContributions: number('max-contributions') };
-  send({ type: 'bounds', column: columnSelect.value, budget, person }, 'Estimating bounds', (reply) => {
+  sendSpending({ type: 'bounds', column: columnSelect.value, budget, person }, 'Estimating bounds', (reply) => {
     if (reply.type !== 'bounds') return false;
     $<HTMLInputElement>('lower').value = String(reply.lower);
     $<HTMLInputElement>('upper').value = String(reply.upper);

@@ -40,13 +40,18 @@ export type Request =
   | { type: 'file'; file: File; ledger?: SavedSession }
   /** Starts a new budget for the loaded dataset (the old ledger is dropped). */
   | { type: 'new-budget' }
-  | { type: 'release'; settings: ReleaseSettings }
+  /**
+   * `ledger` on a release or bounds: the newest saved ledger (another tab
+   * may have spent since this one read it); the worker spends from it.
+   */
+  | { type: 'release'; settings: ReleaseSettings; ledger?: SavedSession }
   | {
       type: 'bounds';
       column: string;
       budget: { epsilon: number } | { rho: number };
       /** Per person: the bounds then protect a person too. */
       person?: { column: string; maxContributions: number };
+      ledger?: SavedSession;
     }
   | { type: 'compare'; settings: ReleaseSettings; trials: number; counts: number[]; methods: string[] };
 

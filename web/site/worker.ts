@@ -48,6 +48,16 @@ async function currentSession(): Promise<PrivacySession> {
   return session;
 }
 
+// A release's newest saved ledger: when it is not what this worker's
+// session holds (another tab spent from it since), the session restarts from
+// it, so two tabs add up their charges instead of each writing its own over
+// the other's (the page takes a lock around read, release and write).
+function takeNewestLedger(ledger: SavedSession | undefined): void {
+  if (ledger === undefined) return;
+  const held = session === undefined ? savedLedger : session.save();
+  if (held === undefined || JSON.stringify(held) !== JSON.stringify(ledger)) newSession(ledger);
+}
+
 // What the session has spent, for the page, with the ledger it keeps.
 function sessionState(): ReleaseResult['session'] {
   if (session === undefined) return undefined;
@@ -673,8 +683,13 @@ self.onmessage = async (event: MessageEvent<Request>) => {
     if (request.type === 'builtin') await loadBuiltin(request.id, request.ledger);
     else if (request.type === 'file') await loadFile(request.file, request.ledger);
     else if (request.type === 'new-budget') newSession();
-    else if (request.type === 'release') await release(request.settings);
-    else if (request.type === 'bounds') await estimateBounds(request.column, request.budget, request.person);
+    else if (request.type === 'release') {
+      takeNewestLedger(request.ledger);
+      await release(request.settings);
+    } else if (request.type === 'bounds') {
+      takeNewestLedger(request.ledger);
+      await estimateBounds(request.column, request.budget, request.person);
+    }
     else await compare(request.settings, request.trials, request.counts, request.methods);
   } catch (error) {
     if (error instanceof DpQuantilesError) post({ type: 'error', code: error.code, message: error.message });

@@ -394,14 +394,22 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     const handle = (restored as unknown as { [liveHandle]: () => WasmSession })[liveHandle]();
     saved.charges.forEach((charge: unknown, i: number) => {
       const c = charge as SavedCharge;
+      // Exactly the amounts of its kind, each a positive finite number
+      // (delta below 1), and k >= 1 exactly when per person: a charge of
+      // -0.5 once replayed as 0, giving budget back.
+      const amount = (x: unknown): boolean => typeof x === 'number' && Number.isFinite(x) && x > 0;
+      const amounts = { pure: ['epsilon'], approx: ['epsilon', 'delta'], zcdp: ['rho'] }[c?.kind as string];
+      const perPerson = c?.neighbouring === 'add-remove-user';
+      const keys = ['kind', 'neighbouring', ...(amounts ?? []), ...(perPerson ? ['maxContributions'] : [])];
       const valid =
         typeof c === 'object' &&
         c !== null &&
-        ['pure', 'approx', 'zcdp'].includes(c.kind) &&
+        amounts !== undefined &&
         ['add-remove', 'replace-one', 'add-remove-user'].includes(c.neighbouring) &&
-        (c.kind === 'zcdp' ? typeof c.rho === 'number' : typeof c.epsilon === 'number') &&
-        (c.kind !== 'approx' || typeof c.delta === 'number') &&
-        (c.maxContributions === undefined || Number.isSafeInteger(c.maxContributions));
+        Object.keys(c).every((key) => keys.includes(key)) &&
+        amounts.every((key) => amount((c as unknown as Record<string, unknown>)[key])) &&
+        (c.kind !== 'approx' || (c.delta as number) < 1) &&
+        (perPerson ? Number.isSafeInteger(c.maxContributions) && (c.maxContributions as number) >= 1 : c.maxContributions === undefined);
       if (!valid) {
         restored.dispose();
         corrupt(`charges[${i}] is not a charge`);

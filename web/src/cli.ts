@@ -1,6 +1,17 @@
 #!/usr/bin/env -S node --max-semi-space-size=1 --max-old-space-size=128
 // dp-quantiles: private quantiles of one CSV column, printed as JSON.
-import { createReadStream, existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  createReadStream,
+  existsSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
 
@@ -374,8 +385,74 @@ async function main(argv: string[]): Promise<void> {
     const perPerson = maxContributions === undefined ? {} : { users: [], maxContributions };
     dpq.release([], { ...options, ...bounds, ...perPerson, quantiles, seed: 0 } as QuantilesOptions);
   }
-  // The ledger is read (and checked) before the data too.
-  const { session, keep } = openSession(dpq, args, args['user-column'] === undefined ? 'add-remove' : 'add-remove-user');
+  // The ledger is read (and checked) before the data too, and the whole
+  // run is tried on a copy of it: an overspend is refused before reading.
+  const { session, close } = openSession(dpq, args, args['user-column'] === undefined ? 'add-remove' : 'add-remove-user');
+  try {
+    if (session !== undefined) {
+      dryRunOnLedger(dpq, session, boundsBudget, (quantiles) => ({
+        ...options,
+        ...(boundsBudget === undefined ? {} : { lower: 0, upper: 1 }),
+        ...(maxContributions === undefined ? {} : { users: [], maxContributions }),
+        quantiles,
+        seed: 0,
+      }), quantileSets, maxContributions);
+    }
+    await releaseColumn(dpq, { ...args, column: args.column }, file, options, quantileSets, boundsBudget, maxContributions, session);
+  } finally {
+    close();
+  }
+}
+
+// A dry run of this invocation on a copy of the session's ledger, on no
+// data (nothing is published): BUDGET_EXCEEDED, and anything else the
+// options and the ledger alone decide, before the file is read.
+function dryRunOnLedger(
+  dpq: DpQuantiles,
+  session: PrivacySession,
+  boundsBudget: SessionOptions | undefined,
+  dryOptions: (quantiles: number[]) => unknown,
+  quantileSets: number[][],
+  maxContributions: number | undefined,
+): void {
+  const copy = dpq.restoreSession(session.save());
+  try {
+    if (boundsBudget !== undefined) {
+      try {
+        const perPerson = maxContributions === undefined ? {} : { users: [], maxContributions };
+        copy.bounds([], { ...boundsBudget, seed: 0, ...perPerson } as never);
+      } catch (error) {
+        // On no data the bounds are refused, and charged: as intended.
+        if (!(error instanceof DpQuantilesError && error.code === 'NOT_ENOUGH_DATA')) throw error;
+      }
+    }
+    for (const quantiles of quantileSets) copy.release([], dryOptions(quantiles) as QuantilesOptions);
+  } finally {
+    copy.dispose();
+  }
+}
+
+// Reads the column and releases from it (the rest of main, inside the
+// ledger's lock).
+async function releaseColumn(
+  dpq: DpQuantiles,
+  args: {
+    column: string;
+    delimiter?: string;
+    session?: string;
+    'user-column'?: string;
+    'no-header': boolean;
+    'decimal-comma': boolean;
+    'skip-non-numbers': boolean;
+    'show-true': boolean;
+  },
+  file: string,
+  options: QuantilesOptions & { lower: number; upper: number; seed?: number; maxContributions?: number },
+  quantileSets: number[][],
+  boundsBudget: SessionOptions | undefined,
+  maxContributions: number | undefined,
+  session: PrivacySession | undefined,
+): Promise<void> {
   const input = file === '-' ? process.stdin.setEncoding('utf8') : createReadStream(file, { encoding: 'utf8' });
   const column = await readColumn(input, args.column, !args['no-header'], args.delimiter, args['user-column'], args['decimal-comma']);
   // The data owner's notes (they count rows): stderr, never the JSON output.
@@ -444,7 +521,23 @@ async function main(argv: string[]): Promise<void> {
 
   const releases = quantileSets.map((quantiles) => {
     const releaseOptions = { ...options, quantiles } as QuantilesOptions;
-    const release = session === undefined ? dpq.release(column.values, releaseOptions) : session.release(column.values, releaseOptions);
+    let release: QuantilesRelease;
+    try {
+      release = session === undefined ? dpq.release(column.values, releaseOptions) : session.release(column.values, releaseOptions);
+    } catch (error) {
+      // After private bounds, a refusal may be computed from them (a step
+      // too fine for their range): say nothing derived from them. Their
+      // budget stays spent (and saved, with --session).
+      if (boundsEntry !== undefined && error instanceof DpQuantilesError && error.code !== 'BUDGET_EXCEEDED') {
+        throw new DpQuantilesError(
+          error.code,
+          'the release does not fit the privately estimated bounds (a --step too fine for their range, say); ' +
+            'they are private, so this message says no more. Their budget was spent' +
+            (args.session === undefined ? '' : ` and is recorded in ${args.session}`),
+        );
+      }
+      throw error;
+    }
     return releaseEntry(
       release,
       quantiles,
@@ -455,50 +548,119 @@ async function main(argv: string[]): Promise<void> {
   if (boundsEntry !== undefined) output.estimatedBounds = boundsEntry;
   if (sorted !== undefined) output.warning = 'true values and rank errors are NOT private: for the data owner only';
   printReleases(output, releases, session);
-  keep();
 }
 
 // The session of --budget and --session FILE: a saved ledger resumes (and
-// must match --budget when both are given); else --budget starts one. keep()
-// writes the ledger back (replacing the file whole) once the releases are
-// printed: what was not printed was not published.
+// must match --budget when both are given); else --budget starts one. With
+// a FILE, the ledger is locked (FILE.lock) from here until close(), so
+// concurrent runs cannot each spend from the same balance (the last write
+// won: three runs of 0.3 from 0.1 spent 1.0 and saved 0.4). close() writes
+// the ledger whenever its charges grew, whatever happened after them: a
+// charged refusal (NOT_ENOUGH_DATA) or private bounds followed by a failed
+// release are published answers too.
 function openSession(
   dpq: DpQuantiles,
   args: { budget?: string; session?: string },
   neighbouring: 'add-remove' | 'add-remove-user',
-): { session: PrivacySession | undefined; keep: () => void } {
+): { session: PrivacySession | undefined; close: () => void } {
   const budget = args.budget === undefined ? undefined : parseBudget(args.budget);
   const file = args.session;
   if (file === undefined) {
-    return { session: budget === undefined ? undefined : dpq.session({ ...budget, neighbouring } as SessionOptions), keep: () => {} };
+    return { session: budget === undefined ? undefined : dpq.session({ ...budget, neighbouring } as SessionOptions), close: () => {} };
   }
+  const unlock = lockLedger(file);
   let session: PrivacySession;
-  if (existsSync(file)) {
-    let saved: unknown;
-    try {
-      saved = JSON.parse(readFileSync(file, 'utf8'));
-    } catch {
-      throw new DpQuantilesError('CORRUPT_DATA', `${file} is not a session ledger (not JSON)`);
+  try {
+    if (existsSync(file)) {
+      let saved: unknown;
+      try {
+        saved = JSON.parse(readFileSync(file, 'utf8'));
+      } catch {
+        throw new DpQuantilesError('CORRUPT_DATA', `${file} is not a session ledger (not JSON)`);
+      }
+      session = dpq.restoreSession(saved as SavedSession);
+      if (budget !== undefined && JSON.stringify(session.total) !== JSON.stringify(budget)) {
+        throw new UsageError(`--budget ${args.budget} is not the total of the ledger in ${file} (${JSON.stringify(session.total)}); leave --budget out to use it`);
+      }
+      if (session.neighbouring !== neighbouring) {
+        throw new UsageError(`the ledger in ${file} protects '${session.neighbouring}'; these releases protect '${neighbouring}'`);
+      }
+    } else {
+      if (budget === undefined) throw new UsageError(`--session ${file}: no ledger there yet; give --budget to start one`);
+      session = dpq.session({ ...budget, neighbouring } as SessionOptions);
     }
-    session = dpq.restoreSession(saved as SavedSession);
-    if (budget !== undefined && JSON.stringify(session.total) !== JSON.stringify(budget)) {
-      throw new UsageError(`--budget ${args.budget} is not the total of the ledger in ${file} (${JSON.stringify(session.total)}); leave --budget out to use it`);
-    }
-    if (session.neighbouring !== neighbouring) {
-      throw new UsageError(`the ledger in ${file} protects '${session.neighbouring}'; these releases protect '${neighbouring}'`);
-    }
-  } else {
-    if (budget === undefined) throw new UsageError(`--session ${file}: no ledger there yet; give --budget to start one`);
-    session = dpq.session({ ...budget, neighbouring } as SessionOptions);
+  } catch (error) {
+    unlock();
+    throw error;
   }
+  const charges = session.releases;
+  const opened = session;
   return {
     session,
-    keep: () => {
-      const temporary = `${file}.${process.pid}.tmp`;
-      writeFileSync(temporary, `${JSON.stringify(session.save(), null, 2)}\n`);
-      renameSync(temporary, file);
+    close: () => {
+      try {
+        if (opened.releases > charges) {
+          const temporary = `${file}.${process.pid}.tmp`;
+          writeFileSync(temporary, `${JSON.stringify(opened.save(), null, 2)}\n`);
+          renameSync(temporary, file);
+        }
+      } finally {
+        unlock();
+      }
     },
   };
+}
+
+// Takes FILE.lock (created exclusively, holding this process's id), waiting
+// up to LOCK_WAIT_MS for another run to let go; returns its release, which
+// also runs if the process exits or is interrupted first.
+const LOCK_WAIT_MS = 30_000;
+function lockLedger(file: string): () => void {
+  const lock = `${file}.lock`;
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  const start = Date.now();
+  for (;;) {
+    try {
+      const fd = openSync(lock, 'wx');
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      break;
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'EEXIST') throw error;
+      if (Date.now() - start > LOCK_WAIT_MS) {
+        let holder = '';
+        try {
+          holder = readFileSync(lock, 'utf8').trim();
+        } catch {
+          continue; // let go just now
+        }
+        throw new DpQuantilesError(
+          'INVALID_STATE',
+          `${file} is in use by another run (process ${holder || 'unknown'}, ${lock}); a ledger takes one writer at a time. ` +
+            `If no run is using it, delete ${lock}`,
+        );
+      }
+      Atomics.wait(sleeper, 0, 0, 50);
+    }
+  }
+  let held = true;
+  const release = (): void => {
+    if (!held) return;
+    held = false;
+    try {
+      unlinkSync(lock);
+    } catch {
+      // gone already
+    }
+  };
+  process.once('exit', release);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      release();
+      process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+    });
+  }
+  return release;
 }
 
 // One release as JSON: its accounting, and per quantile the value (with its
@@ -648,19 +810,22 @@ async function countsMain(
     simultaneous: args.simultaneous,
   };
   const dpq = await loadDpQuantiles();
-  const { session, keep } = openSession(dpq, args, 'add-remove');
-  const releases = quantileSets.map((quantiles) => {
-    const releaseOptions = { ...options, quantiles } as CountsOptions;
-    const release =
-      session === undefined ? dpq.releaseFromCounts(counts, releaseOptions) : session.releaseFromCounts(counts, releaseOptions);
-    return releaseEntry(release, quantiles);
-  });
-  printReleases(
-    { counts: { buckets, resolution: (options.upper - options.lower) / buckets }, bounds: [options.lower, options.upper] },
-    releases,
-    session,
-  );
-  keep();
+  const { session, close } = openSession(dpq, args, 'add-remove');
+  try {
+    const releases = quantileSets.map((quantiles) => {
+      const releaseOptions = { ...options, quantiles } as CountsOptions;
+      const release =
+        session === undefined ? dpq.releaseFromCounts(counts, releaseOptions) : session.releaseFromCounts(counts, releaseOptions);
+      return releaseEntry(release, quantiles);
+    });
+    printReleases(
+      { counts: { buckets, resolution: (options.upper - options.lower) / buckets }, bounds: [options.lower, options.upper] },
+      releases,
+      session,
+    );
+  } finally {
+    close();
+  }
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

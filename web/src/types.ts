@@ -137,11 +137,13 @@ export interface JointExpOptions extends BaseQuantilesOptions {
   /** Public output resolution, as for `aq`. */
   step?: number;
   /**
-   * The most values the mechanism reads, public (default: the largest its
-   * tables and certified rounding allow for these quantiles, grid and
-   * budget; the release reports it as `recordCap`). Data with more values is
-   * read through a uniformly random subset of this many: never refused,
-   * since a refusal would tell whether the data has more (docs/refusals.md).
+   * The most values the mechanism reads, public (default: 2^20, or less
+   * where its tables and certified rounding allow less for these
+   * quantiles, grid and budget; up to that limit when given; the release
+   * reports it as `recordCap`). Data with more values is read through a
+   * uniformly random subset of this many: never refused, since a refusal
+   * would tell whether the data has more (docs/refusals.md), and the work of
+   * a release does not grow past it.
    */
   maxRecords?: number;
 }
@@ -151,11 +153,13 @@ export interface InverseSensitivityOptions extends BaseQuantilesOptions {
   /** Public output resolution, as for `aq`. */
   step?: number;
   /**
-   * The most values the mechanism reads, public (default: the largest its
-   * tables and certified rounding allow for these quantiles, grid and
-   * budget; the release reports it as `recordCap`). Data with more values is
-   * read through a uniformly random subset of this many: never refused,
-   * since a refusal would tell whether the data has more (docs/refusals.md).
+   * The most values the mechanism reads, public (default: 2^20, or less
+   * where its tables and certified rounding allow less for these
+   * quantiles, grid and budget; up to that limit when given; the release
+   * reports it as `recordCap`). Data with more values is read through a
+   * uniformly random subset of this many: never refused, since a refusal
+   * would tell whether the data has more (docs/refusals.md), and the work of
+   * a release does not grow past it.
    */
   maxRecords?: number;
 }
@@ -169,11 +173,13 @@ export interface HsJointExpOptions extends BaseQuantilesOptions {
   /** Public output resolution, as for `aq`. */
   step?: number;
   /**
-   * The most values the mechanism reads, public (default: the largest its
-   * tables and certified rounding allow for these quantiles, grid and
-   * budget; the release reports it as `recordCap`). Data with more values is
-   * read through a uniformly random subset of this many: never refused,
-   * since a refusal would tell whether the data has more (docs/refusals.md).
+   * The most values the mechanism reads, public (default: 2^20, or less
+   * where its tables and certified rounding allow less for these
+   * quantiles, grid and budget; up to that limit when given; the release
+   * reports it as `recordCap`). Data with more values is read through a
+   * uniformly random subset of this many: never refused, since a refusal
+   * would tell whether the data has more (docs/refusals.md), and the work of
+   * a release does not grow past it.
    */
   maxRecords?: number;
 }
@@ -534,7 +540,10 @@ export type StreamQuantilesOptions = StreamQuantilesShape & Budget;
 /** Options of a stream release besides the budget. */
 export interface StreamQuantilesShape {
   quantiles: NumericData;
-  /** `'exp-gk'` (DPExpGK, the default) or `'hist-gk'` (DPHistGK). */
+  /**
+   * `'hist-gk'` (DPHistGK, the default: add/remove one value, and far more
+   * accurate) or `'exp-gk'` (DPExpGK: replace-one with n public).
+   */
   method?: 'exp-gk' | 'hist-gk';
   /** hist-gk: bins, dividing the stream's bins; default the stream's. */
   bins?: number;

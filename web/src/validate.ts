@@ -181,7 +181,7 @@ export function checkCounts(counts: unknown): Float64Array {
       out[i] = c;
     } else if (typeof c === 'bigint') {
       if (c < 0n || c > BigInt(Number.MAX_SAFE_INTEGER)) {
-        fail('INVALID_COUNTS', `counts[${i}] must be a whole number from 0 to 2^53 - 1, got ${c}`);
+        fail('INVALID_COUNTS', `counts[${i}] is not a whole number from 0 to 2^53 - 1 (a count of rows)`);
       }
       out[i] = Number(c);
     } else {

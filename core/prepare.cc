@@ -89,6 +89,15 @@ StatusOr<OutputGrid> OutputGrid::WithStep(double lower, double upper,
         StatusCode::kInvalidOption,
         "step must be a finite number > 0; got " + FormatNumber(step));
   }
+  if (step > upper - lower) {
+    // Such a grid holds only the two bounds: every value would print as
+    // one of them (step 1000 on [0, 100] released 0).
+    return Status(StatusCode::kInvalidOption,
+                  "step " + FormatNumber(step) +
+                      " is wider than the bounds' range [" +
+                      FormatNumber(lower) + ", " + FormatNumber(upper) +
+                      "]: at most " + FormatNumber(upper - lower));
+  }
   const int64_t finest = ForBounds(lower, upper).steps();
   const double ratio = (upper - lower) / step;
   const double whole = std::round(ratio);

@@ -104,10 +104,9 @@ StatusOr<ReleaseReport> QuantileStream::Release(
     status = session->Check(budget.value(), neighbouring);
     if (exp_gk && status.code() == StatusCode::kInvalidPrivacy &&
         session->neighbouring() == Neighbouring::kAddRemove) {
-      // The common case: the default method in a default session. Say
-      // which option makes it fit.
+      // DPExpGK in a default session. Say which option makes it fit.
       return Status(StatusCode::kInvalidPrivacy,
-                    "the stream method 'exp-gk' (DPExpGK, the default) "
+                    "the stream method 'exp-gk' (DPExpGK) "
                     "protects a replaced value with the number of values "
                     "public, which an add-remove session cannot hold: pass "
                     "method 'hist-gk' (DPHistGK, add/remove one value), or "
@@ -149,6 +148,16 @@ StatusOr<ReleaseReport> QuantileStream::Release(
       value = step_grid->ValueAt(step_grid->PointOf(value));
     }
     report.resolution = step_grid->resolution();
+  } else {
+    // Without a step, each value moves to its nearest point of the grid a
+    // release from rows uses by default (OutputGrid::Default: multiples of
+    // a power of ten, at most 2^20 steps), so it prints as that decimal
+    // (61.1523, not 61.15234375000001); far finer than the sketch's rank
+    // error. Post-processing, monotone: the order stays.
+    const OutputGrid grid =
+        OutputGrid::Default(sketch_.lower(), sketch_.upper());
+    for (double& value : values) value = grid.ValueAt(grid.PointOf(value));
+    report.resolution = grid.resolution();
   }
   if (session != nullptr) {
     status = session->Charge(report.spent, neighbouring);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/gk_sketch.h"
+#include "core/prepare.h"
 #include "core/release.h"
 #include "core/status.h"
 
@@ -32,7 +33,8 @@ struct StreamReleaseRequest {
   std::vector<double> quantiles;
   std::optional<double> epsilon;
   std::optional<double> rho;
-  std::string method = "exp-gk";                        // or "hist-gk"
+  // The default: DPHistGK (accurate, add/remove one value); "exp-gk" by name.
+  std::string method = "hist-gk";                       // or "exp-gk"
   std::vector<std::pair<std::string, double>> options;  // hist-gk: bins
   std::optional<uint64_t> seed;                         // NOT private
 };

@@ -267,9 +267,15 @@ TEST(OutputGridTest, StepGridsReleaseMultiplesOfTheStep) {
   grid = OutputGrid::WithStep(1, 5, 0.1);
   ASSERT_TRUE(grid.ok());
   EXPECT_EQ(grid.value().steps(), 40);
-  grid = OutputGrid::WithStep(1, 5, 100);  // coarser than the range: 1 step
+  grid = OutputGrid::WithStep(1, 5, 4);  // the range itself: 1 step
   ASSERT_TRUE(grid.ok());
   EXPECT_EQ(grid.value().steps(), 1);
+  // Wider than the range: every value would be a bound (step 1000 on
+  // [0, 100] released 0).
+  grid = OutputGrid::WithStep(0, 100, 1000);
+  ASSERT_FALSE(grid.ok());
+  EXPECT_EQ(grid.status().code(), StatusCode::kInvalidOption);
+  EXPECT_NE(grid.status().message().find("wider than"), std::string::npos);
   for (double bad : {0.0, -1.0, std::nan(""), HUGE_VAL, 1e-300}) {
     const StatusOr<OutputGrid> rejected = OutputGrid::WithStep(0, 1, bad);
     ASSERT_FALSE(rejected.ok()) << bad;

@@ -213,6 +213,7 @@ describe('bad input', () => {
     ['undefined in data', () => dpq.quantiles([1, undefined], base), 'INVALID_ARGUMENT', 'data[1] is undefined;'],
     // @ts-expect-error: a typo of quantiles
     ['mistyped option', () => dpq.quantiles(data, { ...base, quantile: [0.5] }), 'INVALID_OPTION', "unknown option 'quantile' (did you mean 'quantiles'?)"],
+    ['step wider than the range', () => dpq.quantiles(data, { ...base, lower: 0, upper: 100, step: 1000 }), 'INVALID_OPTION', 'wider than'],
     // @ts-expect-error: a typo of step
     ['mistyped method option', () => dpq.quantiles(data, { ...base, stepp: 1 }), 'INVALID_OPTION', "did you mean 'step'?"],
   ];

@@ -28,7 +28,9 @@ describe('streams', () => {
     expect(hist.values[0]).toBeCloseTo(90, 0);
     expect(hist.values[1]).toBeCloseTo(10, 0);
     expect(hist.values[2]).toBeCloseTo(50, 0);
-    const exp = stream.release({ quantiles: [0.9, 0.1, 0.5], epsilon: 1 });
+    // The default is DPHistGK; DPExpGK by name.
+    expect(stream.release({ quantiles: [0.5], epsilon: 1, seed: 3 }).method).toBe('hist-gk');
+    const exp = stream.release({ quantiles: [0.9, 0.1, 0.5], epsilon: 1, method: 'exp-gk' });
     expect(exp.method).toBe('exp-gk');
     expect(exp.neighbouring).toBe('replace-one');
     expect(exp.values[1]).toBeLessThanOrEqual(exp.values[2]);
@@ -106,6 +108,21 @@ describe('streams', () => {
     expect(dpq.quantiles([1, 2, 3], { lower: 0, upper: 4, quantiles: [0.5], epsilon: 1 })).toHaveLength(1);
   });
 
+  it('print a release without a step as short decimals, not 61.15234375000001', () => {
+    const stream = dpq.createStream({ lower: 0, upper: 100, alpha: 1e-3 });
+    stream.push(Float64Array.from({ length: 20_000 }, (_, i) => ((i * 7919) % 10_000) / 100));
+    for (const method of ['exp-gk', 'hist-gk'] as const) {
+      for (let seed = 1; seed <= 5; seed++) {
+        const { values } = stream.release({ quantiles: [0.1, 0.33, 0.61, 0.9], epsilon: 1, method, seed });
+        // On the rows path's default grid over [0, 100] (10^-4): four
+        // decimals at most, and still in order.
+        for (const value of values) expect(String(value)).toMatch(/^\d{1,3}(\.\d{1,4})?$/);
+        expect([...values].sort((a, b) => a - b)).toEqual([...values]);
+      }
+    }
+    stream.dispose();
+  });
+
   it('release on a public step as the decimals lower + k step, with either method', () => {
     const stream = dpq.createStream({ lower: -3, upper: 7, alpha: 1e-3 });
     // Values on a 0.01 grid: without a step the releases are interpolated.
@@ -153,7 +170,7 @@ describe('streams', () => {
     // @ts-expect-error: not a stream method
     expect(code(() => stream.quantiles({ quantiles: [0.5], epsilon: 1, method: 'aq' }))).toBe('UNKNOWN_METHOD');
     expect(code(() => stream.quantiles({ quantiles: [0.5], epsilon: 1, method: 'hist-gk', bins: 3 }))).toBe('INVALID_OPTION');
-    expect(code(() => stream.quantiles({ quantiles: [0.5], epsilon: 1, bins: 4 }))).toBe('INVALID_OPTION');
+    expect(code(() => stream.quantiles({ quantiles: [0.5], epsilon: 1, method: 'exp-gk', bins: 4 }))).toBe('INVALID_OPTION');
     expect(code(() => stream.quantiles({ quantiles: [1.5], epsilon: 1 }))).toBe('INVALID_QUANTILES');
     // @ts-expect-error: the types require exactly one budget, as the runtime does
     expect(code(() => stream.quantiles({ quantiles: [0.5] }))).toBe('INVALID_PRIVACY');

@@ -84,7 +84,7 @@ export function wrapStream(
     if (options.seed !== undefined && (!Number.isSafeInteger(options.seed) || options.seed < 0)) {
       fail('INVALID_ARGUMENT', 'seed must be a non-negative safe integer');
     }
-    const method = options.method ?? 'exp-gk';
+    const method = options.method ?? 'hist-gk';
     if (typeof method !== 'string') fail('INVALID_ARGUMENT', 'method must be a string');
     for (const key of Object.keys(options)) {
       if (!['quantiles', 'epsilon', 'rho', 'method', 'bins', 'step', 'seed'].includes(key)) {

@@ -265,6 +265,49 @@ for (const inverse of [1000, 10000]) {
   }
 }
 
+// Groups (issue 41): 10^6 rows in 1,000 groups by integer code and by
+// string key, and in 10,000 groups of 100, nine deciles, public keys;
+// each against a Float64Array sort of the same 10^6 values, in this
+// process (median of 5 after untimed calls).
+{
+  const n = 1_000_000;
+  const values = new Float64Array(n);
+  for (let i = 0; i < n; i++) values[i] = data[i % data.length];
+  const deciles = Array.from({ length: 9 }, (_, i) => (i + 1) / 10);
+  const timed = (run) => {
+    for (let i = 0; i < 2; i++) run();
+    return median(
+      Array.from({ length: 5 }, () => {
+        const start = performance.now();
+        run();
+        return performance.now() - start;
+      }),
+    );
+  };
+  const sortMs = timed(() => Float64Array.from(values).sort());
+  const rows = [];
+  for (const [label, groups, goal] of [
+    ['1,000 groups, integer codes (Int32Array)', 1000, 0.3],
+    ['1,000 groups, string keys', 1000, 0.6],
+    ['10,000 groups of 100, integer codes', 10000, 0.5],
+  ]) {
+    const strings = label.includes('string');
+    const codes = new Int32Array(n);
+    for (let i = 0; i < n; i++) codes[i] = (i * 7919) % groups;
+    const keyed = strings ? Array.from(codes, (c) => `key-${c}`) : codes;
+    const keys = strings ? Array.from({ length: groups }, (_, g) => `key-${g}`) : Array.from({ length: groups }, (_, g) => g);
+    const options = { lower: 0, upper: 100, quantiles: deciles, epsilon: 1, keys };
+    const ms = timed(() => dpq.releaseByGroup(values, keyed, options));
+    rows.push([label, ms, goal]);
+  }
+  console.log('\nGroups: 10^6 rows, nine deciles, public keys (ms; ratio to a Float64Array sort of the 10^6 values):\n');
+  console.log('| rows in | release | sort | ratio | goal | met |');
+  console.log('|---|---:|---:|---:|---|---|');
+  for (const [label, ms, goal] of rows) {
+    console.log(`| ${label} | ${f(ms)} | ${f(sortMs)} | ${(ms / sortMs).toFixed(2)} | <= ${goal} | ${ms / sortMs <= goal ? 'yes' : 'no'} |`);
+  }
+}
+
 // Confidence intervals: what they add to a release of n = 1,000 values.
 // The tree's offsets (a Chernoff bound per coefficient triple of the grid)
 // are public and kept per module instance, so a fresh instance times the

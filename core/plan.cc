@@ -47,7 +47,8 @@ StatusOr<OutputGrid> GridOf(const ReleaseRequest& request, bool* bucketed) {
 // Per person (contributions.h): k, and the relation the release protects.
 Status PlanPerPerson(const ReleaseRequest& request, ReleasePlan* plan) {
   plan->neighbouring = plan->method->neighbouring;
-  if (request.max_contributions.has_value() != (request.users != nullptr)) {
+  if (request.max_contributions.has_value() !=
+      (request.users != nullptr || request.contributions_bounded)) {
     return Status(StatusCode::kInvalidOption,
                   "users and maxContributions go together: give both to "
                   "protect a person, or neither");

@@ -9,6 +9,7 @@
 #include "core/contributions.h"
 #include "core/intervals.h"
 #include "core/methods.h"
+#include "core/pipeline.h"
 #include "core/plan.h"
 #include "core/prepare.h"
 #include "core/random.h"
@@ -92,9 +93,6 @@ StatusOr<std::string> ResolveMethod(const ReleaseRequest& request) {
   return std::string(tree ? "aggtree" : "aq");
 }
 
-namespace {
-
-// A request with "auto" replaced by the method it stands for.
 StatusOr<ReleaseRequest> Resolved(const ReleaseRequest& request) {
   StatusOr<std::string> method = ResolveMethod(request);
   if (!method.ok()) return method.status();
@@ -102,6 +100,8 @@ StatusOr<ReleaseRequest> Resolved(const ReleaseRequest& request) {
   resolved.method = method.value();
   return resolved;
 }
+
+namespace {
 
 // Prepare, rows: with buckets or users, check finite and clamp, replace by
 // the buckets' edges (buckets), keep at most k records a person (users);
@@ -193,12 +193,12 @@ StatusOr<Brackets> RunIntervals(const Runs& runs, const ReleasePlan& plan,
   return brackets;
 }
 
-// Run and report: the same for rows and counts, so the same runs give the
-// same release.
-StatusOr<ReleaseReport> RunAndReport(const Runs& runs,
-                                     const ReleaseRequest& request,
-                                     const ReleasePlan& plan, RandomSource& rng,
-                                     PrivacySession* session, double* out) {
+}  // namespace
+
+StatusOr<ReleaseReport> RunPrepared(const Runs& runs,
+                                    const ReleaseRequest& request,
+                                    const ReleasePlan& plan, RandomSource& rng,
+                                    double* out) {
   ReleaseReport report;
   report.method = plan.method->name;
   report.spent = plan.spend;
@@ -222,13 +222,6 @@ StatusOr<ReleaseReport> RunAndReport(const Runs& runs,
   Status status = plan.method->run(input, &report, &values);
   if (!status.ok()) return status;
   if (!rng.healthy()) return EntropyUnavailable();
-  if (session != nullptr) {
-    // Checked in the plan with the same spend; nothing has been charged
-    // since on this (single-threaded) session.
-    status = session->Charge(report.spent, plan.neighbouring,
-                             plan.max_contributions);
-    if (!status.ok()) return status;
-  }
   const std::vector<size_t>& index = plan.quantiles.index_of_input;
   for (size_t i = 0; i < request.quantiles.size(); ++i) {
     out[i] = values[index[i]];
@@ -240,6 +233,24 @@ StatusOr<ReleaseReport> RunAndReport(const Runs& runs,
       report.interval_high.push_back(std::max(brackets.high[index[i]], out[i]));
     }
   }
+  return report;
+}
+
+namespace {
+
+// Run and report: the same for rows and counts, so the same runs give the
+// same release; then the session is charged.
+StatusOr<ReleaseReport> RunAndReport(const Runs& runs,
+                                     const ReleaseRequest& request,
+                                     const ReleasePlan& plan, RandomSource& rng,
+                                     PrivacySession* session, double* out) {
+  StatusOr<ReleaseReport> report = RunPrepared(runs, request, plan, rng, out);
+  if (!report.ok() || session == nullptr) return report;
+  // Checked in the plan with the same spend; nothing has been charged since
+  // on this (single-threaded) session.
+  const Status status = session->Charge(report.value().spent, plan.neighbouring,
+                                        plan.max_contributions);
+  if (!status.ok()) return status;
   return report;
 }
 

@@ -35,6 +35,10 @@ struct ReleaseRequest {
   // for adding or removing one person.
   const uint32_t* users = nullptr;
   std::optional<double> max_contributions;
+  // The records were bounded to max_contributions a person before they
+  // reached the core (a grouped release from counts bounded in SQL): no
+  // users, and no bounding here; the budget is divided as for a person.
+  bool contributions_bounded = false;
   // Confidence intervals (intervals.h): with `confidence` in (0, 1), the
   // release also brackets each true sample quantile, spending
   // `interval_share` of the budget on it (default kDefaultIntervalShare).

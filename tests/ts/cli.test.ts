@@ -282,6 +282,37 @@ describe('dp-quantiles CLI', () => {
     expect(JSON.parse(readFileSync(ledger, 'utf8')).charges).toHaveLength(7);
   });
 
+  it('releases every group with --group-by: public --keys or private with --delta', () => {
+    const lines = Array.from({ length: 6000 }, (_, i) => `${['north', 'south', 'east'][i % 3]},${20 + 10 * (i % 3) + ((i * 37) % 100) / 10}`);
+    const sales = writeCsv('groups.csv', `region,amount\n${lines.join('\n')}\n`);
+    const args = [sales, '--column', 'amount', '--lower', '0', '--upper', '100', '--epsilon', '1', '--quantiles', '0.5', '--step', '0.1'];
+    const byRegion = JSON.parse(run([...args, '--group-by', 'region', '--keys', 'south,north,west']).stdout);
+    expect(byRegion.groupBy).toBe('region');
+    expect(byRegion.keys).toBe('public');
+    expect(byRegion.privacy).toEqual({ kind: 'pure', epsilon: 1 });
+    expect(byRegion.groups.map((g: { key: string }) => g.key)).toEqual(['south', 'north', 'west']);
+    // north's amounts in [20, 30), south's in [30, 40): medians near 25 and 35.
+    expect(Math.abs(byRegion.groups[0].quantiles[0].value - 35)).toBeLessThan(1);
+    expect(Math.abs(byRegion.groups[1].quantiles[0].value - 25)).toBeLessThan(1);
+    const chosen = JSON.parse(run([...args, '--group-by', 'region', '--delta', '1e-6']).stdout);
+    expect(chosen.keys).toBe('private');
+    expect(chosen.groups.map((g: { key: string }) => g.key)).toEqual(['east', 'north', 'south']);
+    expect(chosen.selection.privacy).toEqual({ kind: 'approx', epsilon: 0.1, delta: 1e-6 });
+    // Checked before the file is read (this one does not exist).
+    const absent = join(dir, 'absent.csv');
+    for (const [extra, message] of [
+      [['--keys', 'a'], /--keys goes with --group-by/],
+      [['--group-by', 'region'], /--group-by needs --keys/],
+      [['--group-by', 'region', '--keys', 'a', '--delta', '1e-6'], /not both/],
+      [['--group-by', 'region', '--keys', 'a', '--max-groups', '2'], /--max-groups with --user-column/],
+      [['--group-by', 'region', '--keys', 'a,a'], /repeats the public key/],
+    ] as [string[], RegExp][]) {
+      const refused = run([absent, ...args.slice(1), ...extra]);
+      expect(refused.status).toBe(1);
+      expect(refused.stderr).toMatch(message);
+    }
+  });
+
   it('prints confidence intervals with --confidence', () => {
     const result = JSON.parse(execFileSync(process.execPath, [
       cli, good, '--column', 'score', '--lower', '0', '--upper', '100',

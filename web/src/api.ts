@@ -3,6 +3,7 @@
 // results out. Types in types.ts, validation in validate.ts.
 import type {
   DpqWasmModule,
+  WasmGroupExtra,
   WasmBoundsSpec,
   WasmBudget,
   WasmCharge,
@@ -11,6 +12,7 @@ import type {
 } from './generated/dpq_module.mjs';
 import type { DpQuantilesErrorCode } from './errors.js';
 import { releaseBlock } from './block.js';
+import { checkGroups, checkPublicKeys, keyColumn, privateCodes, publicCodes } from './groups.js';
 import { releaseInSession, wrapStream } from './stream.js';
 import type {
   SavedCharge,
@@ -20,6 +22,12 @@ import type {
   QuantilesOptions,
   CountsOptions,
   CountsData,
+  GroupCountsData,
+  GroupCountsOptions,
+  GroupedRelease,
+  GroupKey,
+  GroupOptions,
+  GroupRelease,
   SanitizeOptions,
   BoundsOptions,
   BoundsRelease,
@@ -211,6 +219,184 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     });
   }
 
+  // The options of a grouped release: the groups' (keys, delta for private
+  // keys, selectionShare, maxGroups) apart, the rest a release's spec.
+  function groupOptions(options: unknown): {
+    spec: ReturnType<typeof buildSpec>;
+    publicKeys: GroupKey[] | undefined;
+    groups: WasmGroupExtra['groups'];
+  } {
+    checkObject(options);
+    const { keys, selectionShare, maxGroups, ...rest } = options as Record<string, unknown>;
+    checkNumber('selectionShare', selectionShare, true);
+    checkNumber('maxGroups', maxGroups, true);
+    const publicKeys = keys === undefined ? undefined : checkPublicKeys(keys);
+    // Without public keys, delta is the selection's.
+    let delta: unknown;
+    if (publicKeys === undefined) {
+      delta = rest.delta;
+      delete rest.delta;
+      checkNumber('delta', delta, true);
+    }
+    const spec = buildSpec(rest);
+    return {
+      spec,
+      publicKeys,
+      groups: {
+        keys: publicKeys?.length ?? 0,
+        private: publicKeys === undefined,
+        ...(delta === undefined ? {} : { delta: delta as number }),
+        ...(selectionShare === undefined ? {} : { selectionShare: selectionShare as number }),
+        ...(maxGroups === undefined ? {} : { maxGroups: maxGroups as number }),
+      },
+    };
+  }
+
+  // A grouped release's results at `out` (keys x m values, then with
+  // confidence keys x m lows and highs, then a flag a key), as the bindings
+  // write them, with its report in the block and in extra.report.
+  function readGrouped(
+    out: number,
+    keys: readonly GroupKey[],
+    m: number,
+    confidence: number | undefined,
+    blockAt: number,
+    extra: WasmGroupExtra,
+  ): GroupedRelease {
+    const heap = module.HEAPF64;
+    const result = block.read(heap, blockAt / 8);
+    const base = toRelease(result, new Float64Array(0), confidence === undefined ? undefined : { low: new Float64Array(0), high: new Float64Array(0), confidence });
+    const at = out / 8;
+    const width = keys.length * m;
+    const flags = at + (confidence === undefined ? 1 : 3) * width;
+    const groups: GroupRelease[] = [];
+    keys.forEach((key, k) => {
+      if (heap[flags + k] !== 1) return;
+      const from = at + k * m;
+      groups.push({
+        key,
+        values: heap.slice(from, from + m),
+        ...(confidence === undefined
+          ? {}
+          : { intervals: { low: heap.slice(from + width, from + width + m), high: heap.slice(from + 2 * width, from + 2 * width + m) } }),
+      });
+    });
+    const { values: _values, intervals, ...rest } = base;
+    void _values;
+    const report = extra.report;
+    const privateKeys = extra.groups.private;
+    return {
+      ...rest,
+      groups,
+      keys: privateKeys ? 'private' : 'public',
+      ...(privateKeys && report !== undefined && rest.privacy.kind !== 'none'
+        ? {
+            selection: {
+              privacy: { kind: 'approx', epsilon: report.selectionEpsilon, delta: extra.groups.delta as number },
+              threshold: report.selectionThreshold,
+            },
+          }
+        : {}),
+      ...(report !== undefined && report.maxGroups > 0 ? { maxGroups: report.maxGroups } : {}),
+      ...(intervals === undefined ? {} : { intervals: (({ low: _l, high: _h, ...meta }) => meta)(intervals) }),
+    };
+  }
+
+  function releaseByGroup(
+    data: Float64Array | ArrayLike<number>,
+    groupsOfRows: ArrayLike<GroupKey>,
+    options: GroupOptions,
+    session?: WasmSession,
+  ): GroupedRelease {
+    const values = checkNumbers('data', data);
+    checkSize(values);
+    const { spec, publicKeys, groups } = groupOptions(options);
+    if (session !== undefined) spec.session = session;
+    const quantiles = checkNumbers('quantiles', (options as { quantiles: unknown }).quantiles);
+    const list = checkGroups(groupsOfRows, values.length);
+    let codes: Uint32Array;
+    let keys: GroupKey[];
+    if (publicKeys !== undefined) {
+      keys = publicKeys;
+      codes = publicCodes(list, keys);
+    } else {
+      ({ codes, keys } = privateCodes(list));
+      groups.keys = keys.length;
+    }
+    const users = personIndices((options as PerPersonOptions).users, values.length);
+    const m = quantiles.length;
+    const outputs = (spec.confidence !== undefined ? 3 : 1) * keys.length * m + keys.length;
+    // After the outputs and the block, the codes' buffer: 8 bytes a row
+    // (the codes in its first half; the core writes the runs' counts there).
+    const codesFrom = outputs + block.size;
+    return withUsers(users, spec, () =>
+      withHeap([values, quantiles], codesFrom + Math.max(1, values.length), ([valuesAt, quantilesAt], out) => {
+        const blockAt = out + 8 * outputs;
+        const codesAt = out + 8 * codesFrom;
+        module.HEAPU32.set(codes, codesAt / 4);
+        block.write(module.HEAPF64, blockAt / 8, spec);
+        const extra: WasmGroupExtra = { method: spec.method, options: spec.options, interval: spec.interval, session: spec.session, groups };
+        module.releaseByGroup(valuesAt, codesAt, values.length, quantilesAt, m, out, blockAt, extra);
+        return readGrouped(out, keys, m, spec.confidence, blockAt, extra);
+      }),
+    );
+  }
+
+  function releaseByGroupFromCounts(counts: GroupCountsData, options: GroupCountsOptions, session?: WasmSession): GroupedRelease {
+    if (typeof counts !== 'object' || counts === null) {
+      fail('INVALID_ARGUMENT', 'counts must be { keys, buckets, counts }: the three columns of a GROUP BY');
+    }
+    checkObject(options);
+    for (const key of ['users', 'step']) {
+      if ((options as Record<string, unknown>)[key] !== undefined) {
+        fail(
+          'INVALID_OPTION',
+          key === 'step'
+            ? 'step does not apply to counts: the buckets are the grid'
+            : 'users does not apply to counts: they do not say whose rows they are; bound each person in the query and give maxGroups and maxContributions',
+        );
+      }
+    }
+    const bucketCount = (options as { buckets?: unknown }).buckets;
+    if (typeof bucketCount !== 'number' || !Number.isSafeInteger(bucketCount) || bucketCount < 1 || bucketCount > MAX_VALUES) {
+      fail('INVALID_OPTION', 'buckets must be the number of equal-width buckets the counts are over (a whole number >= 1)');
+    }
+    const keyList = keyColumn(counts.keys, 'keys');
+    const rows = keyList.length;
+    const buckets = checkCounts(counts.buckets, 'buckets');
+    const tallies = checkCounts(counts.counts, 'counts');
+    if (buckets.length !== rows || tallies.length !== rows) {
+      fail('INVALID_ARGUMENT', 'keys, buckets and counts differ in length; give one of each a row');
+    }
+    const { spec, publicKeys, groups } = groupOptions(options);
+    if (session !== undefined) spec.session = session;
+    const quantiles = checkNumbers('quantiles', options.quantiles);
+    let codes: Uint32Array;
+    let keys: GroupKey[];
+    if (publicKeys !== undefined) {
+      keys = publicKeys;
+      codes = publicCodes(keyList, keys, 'keys');
+    } else {
+      ({ codes, keys } = privateCodes(keyList, 'keys'));
+      groups.keys = keys.length;
+    }
+    // The bucket count is the grid: not a release option here.
+    const { buckets: _b, ...withoutBuckets } = spec;
+    void _b;
+    const m = quantiles.length;
+    const outputs = (spec.confidence !== undefined ? 3 : 1) * keys.length * m + keys.length;
+    const codesFrom = outputs + block.size;
+    return withHeap([buckets, tallies, quantiles], codesFrom + Math.max(1, Math.ceil(rows / 2)), ([bucketsAt, countsAt, quantilesAt], out) => {
+      const blockAt = out + 8 * outputs;
+      const codesAt = out + 8 * codesFrom;
+      module.HEAPU32.set(codes, codesAt / 4);
+      block.write(module.HEAPF64, blockAt / 8, withoutBuckets);
+      const extra: WasmGroupExtra = { method: spec.method, options: spec.options, interval: spec.interval, session: spec.session, groups };
+      module.releaseByGroupFromCounts(codesAt, bucketsAt, countsAt, rows, bucketCount, quantilesAt, m, out, blockAt, extra);
+      return readGrouped(out, keys, m, spec.confidence, blockAt, extra);
+    });
+  }
+
   function sanitize(
     data: Float64Array | ArrayLike<number>,
     options: SanitizeOptions,
@@ -318,6 +504,8 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
       release: (data, releaseOptions) => release(data, releaseOptions, live()),
       quantilesFromCounts: (counts, countsOptions) => releaseFromCounts(counts, countsOptions, live()).values,
       releaseFromCounts: (counts, countsOptions) => releaseFromCounts(counts, countsOptions, live()),
+      releaseByGroup: (data, groups, groupOptions) => releaseByGroup(data, groups, groupOptions, live()),
+      releaseByGroupFromCounts: (counts, groupOptions) => releaseByGroupFromCounts(counts, groupOptions, live()),
       sanitize: (data, sanitizeOptions) => sanitize(data, sanitizeOptions, live()),
       bounds: (data, boundsOptions) => bounds(data, boundsOptions, live()),
       releaseStream(stream, streamOptions) {
@@ -436,6 +624,8 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     release: (data, options) => release(data, options),
     quantilesFromCounts: (counts, options) => releaseFromCounts(counts, options).values,
     releaseFromCounts: (counts, options) => releaseFromCounts(counts, options),
+    releaseByGroup: (data, groups, options) => releaseByGroup(data, groups, options),
+    releaseByGroupFromCounts: (counts, options) => releaseByGroupFromCounts(counts, options),
     sanitize: (data, options) => sanitize(data, options),
     bounds: (data, options) => bounds(data, options),
     createStream,

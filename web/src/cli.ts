@@ -28,6 +28,9 @@ import {
   type QuantilesRelease,
   type QuantilesOptions,
   type SessionOptions,
+  type GroupedRelease,
+  type GroupKeyOptions,
+  type GroupOptions,
 } from './node.js';
 import { rankError, tieOf } from './truth.js';
 
@@ -36,7 +39,8 @@ const USAGE = `usage: dp-quantiles [FILE] --column NAME|INDEX
                     (--epsilon E | --rho R) [--quantiles Q1,Q2,... ...]
                     [--budget epsilon=E|rho=R|epsilon=E,delta=D] [--session FILE]
                     [--method M] [--step S] [--delimiter D] [--option NAME=VALUE ...]
-                    [--user-column NAME|INDEX --max-contributions K]
+                    [--user-column NAME|INDEX --max-contributions K [--max-groups G]]
+                    [--group-by NAME|INDEX (--keys K1,K2,... | --delta D)]
                     [--confidence C [--interval-share S] [--interval sample|population]
                      [--simultaneous]]
                     [--seed N]
@@ -92,6 +96,16 @@ them.
   --max-contributions
                 K >= 1: each person keeps at most K rows (a random subset);
                 required with --user-column
+  --group-by    the column of each row's group: one release for every
+                group, for the budget of one (docs/groups.md), printed as
+                "groups"
+  --keys        the public groups, comma-separated: each is released, one
+                no row holds too; rows of other groups are left out
+  --delta       without --keys: the groups are private, and a group appears
+                only if a noisy count of its rows clears a threshold; a
+                group of one row appears with probability at most D
+  --max-groups  with --user-column and --group-by: a person counts in at
+                most G groups (chosen at random), K rows in each
   --delimiter   the CSV delimiter: one character or 'tab' (default: ',' or,
                 when the header line has no comma, ';' or a tab)
   --decimal-comma
@@ -131,6 +145,8 @@ interface Column {
   values: Float64Array;
   /** The person of each value, with --user-column. */
   users?: string[];
+  /** The group of each value, with --group-by. */
+  groups?: string[];
   /** Rows whose cell is empty or not a number: skipped, as the demo does. */
   skipped: number;
   /** The line of the first skipped row, for the message. */
@@ -157,6 +173,15 @@ function delimiterOf(text: string, given: string | undefined): string {
 // Numbers of one column, read as a stream: only the column's values are
 // kept (8 bytes each), never the file's text or its rows, with a progress
 // line on a terminal.
+// The index of an extra column (--user-column, --group-by) by name or
+// 0-based index, from the first row.
+function extraColumnIndex(record: string[], name: string, header: boolean, what: string): number {
+  const at = header ? record.indexOf(name) : -1;
+  if (at >= 0) return at;
+  if (!/^\d+$/.test(name)) throw new UsageError(`no ${what} column named '${name}'`);
+  return Number(name);
+}
+
 async function readColumn(
   input: NodeJS.ReadableStream,
   column: string,
@@ -164,6 +189,7 @@ async function readColumn(
   delimiterOption?: string,
   userColumn?: string,
   decimalComma = false,
+  groupColumn?: string,
 ): Promise<Column> {
   const chunks = input[Symbol.asyncIterator]();
   const first = await chunks.next();
@@ -192,7 +218,9 @@ async function readColumn(
 
   let index = -1;
   let userIndex = -1;
+  let groupIndex = -1;
   const users: string[] | undefined = userColumn === undefined ? undefined : [];
+  const groups: string[] | undefined = groupColumn === undefined ? undefined : [];
   let name = column;
   let values = new Float64Array(1024);
   let count = 0;
@@ -220,15 +248,8 @@ async function readColumn(
           index = Number(column);
           name = header ? (row.record[index] ?? column) : column;
         }
-        if (userColumn !== undefined) {
-          userIndex = header ? row.record.indexOf(userColumn) : -1;
-          if (userIndex < 0) {
-            if (!/^\d+$/.test(userColumn)) {
-              throw new UsageError(`no user column named '${userColumn}'`);
-            }
-            userIndex = Number(userColumn);
-          }
-        }
+        if (userColumn !== undefined) userIndex = extraColumnIndex(row.record, userColumn, header, 'user');
+        if (groupColumn !== undefined) groupIndex = extraColumnIndex(row.record, groupColumn, header, 'group-by');
         if (header) continue;
       }
       if (index >= row.record.length) {
@@ -236,6 +257,9 @@ async function readColumn(
       }
       if (userIndex >= row.record.length) {
         throw new UsageError(`line ${line}: has no user column ${userIndex}`);
+      }
+      if (groupIndex >= row.record.length) {
+        throw new UsageError(`line ${line}: has no group-by column ${groupIndex}`);
       }
       const cell = decimalComma ? row.record[index].replace(',', '.') : row.record[index];
       if (!NUMBER.test(cell)) {
@@ -251,6 +275,7 @@ async function readColumn(
       }
       values[count++] = Number(cell);
       users?.push(row.record[userIndex]);
+      groups?.push(row.record[groupIndex]);
       if (progress && count % 100_000 === 0) process.stderr.write(`\rread ${count.toLocaleString('en')} values`);
     }
     await feed;
@@ -262,7 +287,7 @@ async function readColumn(
   } finally {
     if (progress && count >= 100_000) process.stderr.write('\r\x1b[K');
   }
-  return { name, values: values.subarray(0, count), users, skipped, firstSkippedLine, commaDecimals };
+  return { name, values: values.subarray(0, count), users, groups, skipped, firstSkippedLine, commaDecimals };
 }
 
 // node:util parseArgs reads '--lower -20' as two options; join a negative
@@ -298,6 +323,10 @@ async function main(argv: string[]): Promise<void> {
       method: { type: 'string', default: 'auto' },
       step: { type: 'string' },
       'user-column': { type: 'string' },
+      'group-by': { type: 'string' },
+      keys: { type: 'string' },
+      delta: { type: 'string' },
+      'max-groups': { type: 'string' },
       confidence: { type: 'string' },
       'interval-share': { type: 'string' },
       interval: { type: 'string' },
@@ -343,6 +372,7 @@ async function main(argv: string[]): Promise<void> {
   if ((args['user-column'] === undefined) !== (args['max-contributions'] === undefined)) {
     throw new UsageError('--user-column and --max-contributions go together');
   }
+  const groupOptions = groupOptionsOf(args);
   const file = positionals[0] ?? '-';
   if (file !== '-' && existsSync(file) && statSync(file).isDirectory()) {
     throw new UsageError(`${file} is a directory; give a CSV file (or - for standard input)`);
@@ -383,7 +413,9 @@ async function main(argv: string[]): Promise<void> {
   for (const quantiles of quantileSets) {
     const bounds = boundsBudget === undefined ? {} : { lower: 0, upper: 1 };
     const perPerson = maxContributions === undefined ? {} : { users: [], maxContributions };
-    dpq.release([], { ...options, ...bounds, ...perPerson, quantiles, seed: 0 } as QuantilesOptions);
+    const dry = { ...options, ...bounds, ...perPerson, quantiles, seed: 0 };
+    if (groupOptions === undefined) dpq.release([], dry as QuantilesOptions);
+    else dpq.releaseByGroup([], [], { ...dry, ...groupOptions } as GroupOptions);
   }
   // The ledger is read (and checked) before the data too, and the whole
   // run is tried on a copy of it: an overspend is refused before reading.
@@ -396,9 +428,10 @@ async function main(argv: string[]): Promise<void> {
         ...(maxContributions === undefined ? {} : { users: [], maxContributions }),
         quantiles,
         seed: 0,
-      }), quantileSets, maxContributions);
+        ...groupOptions,
+      }), quantileSets, maxContributions, groupOptions !== undefined);
     }
-    await releaseColumn(dpq, { ...args, column: args.column }, file, options, quantileSets, boundsBudget, maxContributions, session);
+    await releaseColumn(dpq, { ...args, column: args.column }, file, options, quantileSets, boundsBudget, maxContributions, session, groupOptions);
   } finally {
     close();
   }
@@ -414,6 +447,7 @@ function dryRunOnLedger(
   dryOptions: (quantiles: number[]) => unknown,
   quantileSets: number[][],
   maxContributions: number | undefined,
+  grouped: boolean,
 ): void {
   const copy = dpq.restoreSession(session.save());
   try {
@@ -426,7 +460,10 @@ function dryRunOnLedger(
         if (!(error instanceof DpQuantilesError && error.code === 'NOT_ENOUGH_DATA')) throw error;
       }
     }
-    for (const quantiles of quantileSets) copy.release([], dryOptions(quantiles) as QuantilesOptions);
+    for (const quantiles of quantileSets) {
+      if (grouped) copy.releaseByGroup([], [], dryOptions(quantiles) as GroupOptions);
+      else copy.release([], dryOptions(quantiles) as QuantilesOptions);
+    }
   } finally {
     copy.dispose();
   }
@@ -445,6 +482,7 @@ async function releaseColumn(
     'decimal-comma': boolean;
     'skip-non-numbers': boolean;
     'show-true': boolean;
+    'group-by'?: string;
   },
   file: string,
   options: QuantilesOptions & { lower: number; upper: number; seed?: number; maxContributions?: number },
@@ -452,9 +490,18 @@ async function releaseColumn(
   boundsBudget: SessionOptions | undefined,
   maxContributions: number | undefined,
   session: PrivacySession | undefined,
+  groupOptions: GroupKeyOptions | undefined,
 ): Promise<void> {
   const input = file === '-' ? process.stdin.setEncoding('utf8') : createReadStream(file, { encoding: 'utf8' });
-  const column = await readColumn(input, args.column, !args['no-header'], args.delimiter, args['user-column'], args['decimal-comma']);
+  const column = await readColumn(
+    input,
+    args.column,
+    !args['no-header'],
+    args.delimiter,
+    args['user-column'],
+    args['decimal-comma'],
+    groupOptions === undefined ? undefined : args['group-by'],
+  );
   // The data owner's notes (they count rows): stderr, never the JSON output.
   const rows = column.values.length + column.skipped;
   if (column.values.length === 0 && column.skipped > 0) {
@@ -523,6 +570,13 @@ async function releaseColumn(
     const releaseOptions = { ...options, quantiles } as QuantilesOptions;
     let release: QuantilesRelease;
     try {
+      if (groupOptions !== undefined) {
+        const grouped = { ...releaseOptions, ...groupOptions } as GroupOptions;
+        const groups = column.groups as string[];
+        const made =
+          session === undefined ? dpq.releaseByGroup(column.values, groups, grouped) : session.releaseByGroup(column.values, groups, grouped);
+        return groupedEntry(made, quantiles, args['show-true'] ? { values: column.values, groups, bounds: options } : undefined);
+      }
       release = session === undefined ? dpq.release(column.values, releaseOptions) : session.release(column.values, releaseOptions);
     } catch (error) {
       // After private bounds, a refusal may be computed from them (a step
@@ -544,7 +598,11 @@ async function releaseColumn(
       sorted === undefined ? undefined : withTruth(sorted, quantiles, release, options),
     );
   });
-  const output: Record<string, unknown> = { column: column.name, bounds: [options.lower, options.upper] };
+  const output: Record<string, unknown> = {
+    column: column.name,
+    ...(groupOptions === undefined ? {} : { groupBy: args['group-by'] }),
+    bounds: [options.lower, options.upper],
+  };
   if (boundsEntry !== undefined) output.estimatedBounds = boundsEntry;
   if (sorted !== undefined) output.warning = 'true values and rank errors are NOT private: for the data owner only';
   printReleases(output, releases, session);
@@ -661,6 +719,78 @@ function lockLedger(file: string): () => void {
     });
   }
   return release;
+}
+
+// --group-by's options: public --keys or private groups (--delta), and
+// per person --max-groups; undefined without --group-by. Checked before the
+// file is read.
+function groupOptionsOf(args: {
+  'group-by'?: string;
+  keys?: string;
+  delta?: string;
+  'max-groups'?: string;
+  'user-column'?: string;
+}): GroupKeyOptions | undefined {
+  if (args['group-by'] === undefined) {
+    for (const flag of ['keys', 'delta', 'max-groups'] as const) {
+      if (args[flag] !== undefined) throw new UsageError(`--${flag} goes with --group-by`);
+    }
+    return undefined;
+  }
+  const keys = args.keys?.split(',').map((key) => key.trim());
+  const delta = parseNumberOption('delta', args.delta);
+  const maxGroups = parseNumberOption('max-groups', args['max-groups']);
+  if (keys !== undefined && delta !== undefined) {
+    throw new UsageError('give --keys (the public groups) or --delta (private groups), not both');
+  }
+  if (keys === undefined && delta === undefined) {
+    throw new UsageError('--group-by needs --keys K1,K2,... (the public groups) or --delta D (private groups, chosen by a noisy count)');
+  }
+  if ((maxGroups === undefined) !== (args['user-column'] === undefined)) {
+    throw new UsageError('per person, --group-by takes --max-groups with --user-column (the most groups a person counts in)');
+  }
+  return { ...(keys === undefined ? { delta } : { keys }), ...(maxGroups === undefined ? {} : { maxGroups }) };
+}
+
+// A grouped release as JSON: its accounting, and per group the values (and
+// intervals), with the owner's true values when asked.
+function groupedEntry(
+  release: GroupedRelease,
+  quantiles: number[],
+  truth?: { values: Float64Array; groups: string[]; bounds: { lower: number; upper: number } },
+): Record<string, unknown> {
+  const byGroup = new Map<string, number[]>();
+  if (truth !== undefined) {
+    truth.groups.forEach((key, i) => {
+      const list = byGroup.get(key) ?? [];
+      list.push(Math.min(Math.max(truth.values[i], truth.bounds.lower), truth.bounds.upper));
+      byGroup.set(key, list);
+    });
+  }
+  return {
+    method: release.method,
+    privacy: release.privacy,
+    neighbouring: release.neighbouring,
+    keys: release.keys,
+    ...(release.selection === undefined ? {} : { selection: release.selection }),
+    ...(release.maxGroups === undefined ? {} : { maxGroups: release.maxGroups }),
+    ...(release.maxContributions === undefined ? {} : { maxContributions: release.maxContributions }),
+    groups: release.groups.map((group) => {
+      const sorted = truth === undefined ? undefined : Float64Array.from(byGroup.get(String(group.key)) ?? []).sort();
+      const rows =
+        sorted === undefined
+          ? quantiles.map((q, i) => ({ q, value: group.values[i] }))
+          : withTruth(sorted, quantiles, { values: group.values, resolution: release.resolution }, truth!.bounds);
+      const intervals = group.intervals;
+      if (intervals !== undefined) {
+        rows.forEach((row, i) => {
+          (row as Record<string, unknown>).interval = [intervals.low[i], intervals.high[i]];
+        });
+      }
+      return { key: group.key, quantiles: rows };
+    }),
+    ...(release.intervals === undefined ? {} : { intervals: release.intervals }),
+  };
 }
 
 // One release as JSON: its accounting, and per quantile the value (with its

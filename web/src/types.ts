@@ -255,6 +255,89 @@ export type CountsOptions = QuantilesOptions extends infer O
  */
 export type CountsData = ArrayLike<number | bigint>;
 
+/** A group's key: a string or a finite number. */
+export type GroupKey = string | number;
+
+/**
+ * The groups of a grouped release (docs/groups.md): public `keys`, or
+ * private keys chosen by a noisy count (give `delta` instead), and per
+ * person `maxGroups` with `users` and `maxContributions`.
+ */
+export interface GroupKeyOptions {
+  /**
+   * The public keys, in the order of the results: every one is released,
+   * also one no row holds (as empty data is: noise inside the bounds). Rows
+   * whose key is not listed are left out. Public knowledge, never read off
+   * the data (the list of departments, of countries). Without `keys`, the
+   * keys are private: a key appears only if a noisy count of its rows (or
+   * people) clears a threshold, which needs `epsilon` and `delta`.
+   */
+  keys?: readonly GroupKey[];
+  /**
+   * Private keys: a key held by one row (or person) appears with
+   * probability at most `delta`; a key with a few hundred rows always does.
+   */
+  delta?: number;
+  /** Private keys: the part of `epsilon` spent choosing keys; default 0.1. */
+  selectionShare?: number;
+  /**
+   * Per person (with `users` and `maxContributions`): the most groups a
+   * person counts in; a person in more has that many chosen at random. The
+   * guarantee is then for adding or removing one person with all their rows.
+   */
+  maxGroups?: number;
+}
+
+/** Options of `releaseByGroup`: a release's, applied to every group, and the groups'. */
+export type GroupOptions = QuantilesOptions & GroupKeyOptions;
+
+/**
+ * A GROUP BY's three columns (docs/scale.md): `counts[i]` rows of key
+ * `keys[i]` in bucket `buckets[i]` of `options.buckets` equal-width buckets
+ * over [lower, upper], in any order; typed arrays or arrays, as DuckDB's
+ * Arrow columns give them (bigints too).
+ */
+export interface GroupCountsData {
+  keys: ArrayLike<GroupKey | bigint>;
+  buckets: ArrayLike<number | bigint>;
+  counts: ArrayLike<number | bigint>;
+}
+
+/**
+ * Options of `releaseByGroupFromCounts`: `buckets` is required (the grid).
+ * Per person, the query bounds each person (docs/scale.md) and says how:
+ * `maxGroups` keys a person counts in and `maxContributions` rows in each.
+ */
+export type GroupCountsOptions = CountsOptions &
+  GroupKeyOptions & {
+    buckets: number;
+    /** With `maxGroups`: the most rows the query kept of a person in a key. */
+    maxContributions?: number;
+  };
+
+/** One group of a grouped release. */
+export interface GroupRelease {
+  key: GroupKey;
+  /** One private value per requested quantile, in the order requested. */
+  values: Float64Array;
+  /** With `confidence`: each group's intervals, as a release's. */
+  intervals?: { low: Float64Array; high: Float64Array };
+}
+
+/** A grouped release and its privacy accounting. */
+export interface GroupedRelease extends Omit<QuantilesRelease, 'values' | 'intervals'> {
+  /** Public keys: every key, in their order. Private: the keys selected, sorted. */
+  groups: GroupRelease[];
+  /** Whether the keys were public or selected privately. */
+  keys: 'public' | 'private';
+  /** Private keys: what choosing them spent (part of `privacy`) and the noisy count each cleared. */
+  selection?: { privacy: PrivacySpent; threshold: number };
+  /** Per person: the most groups a person counted in. */
+  maxGroups?: number;
+  /** With `confidence`: what the intervals hold and spent (the groups carry the bounds). */
+  intervals?: Omit<ConfidenceIntervals, 'low' | 'high'>;
+}
+
 /** Options of `sanitize`. Exactly one of `epsilon` and `rho`. */
 export type SanitizeOptions = SanitizeShape & PerPersonOptions & Budget;
 /** Options of `sanitize` besides the budget. */
@@ -434,6 +517,10 @@ export interface PrivacySession {
   bounds(data: NumericData, options: BoundsOptions): BoundsRelease;
   /** A stream's release, spent from this session. */
   releaseStream(stream: QuantileStream, options: StreamQuantilesOptions): StreamRelease;
+  /** A grouped release, charged once (docs/groups.md). */
+  releaseByGroup(data: NumericData, groups: ArrayLike<GroupKey>, options: GroupOptions): GroupedRelease;
+  /** A grouped release from GROUP BY counts, charged once. */
+  releaseByGroupFromCounts(counts: GroupCountsData, options: GroupCountsOptions): GroupedRelease;
   /** The total budget. */
   readonly total: SessionBudget;
   /** What the releases so far spend together: composed exactly as the decimals written (docs/sessions.md). */
@@ -480,6 +567,20 @@ export interface DpQuantiles {
   releaseFromCounts(counts: CountsData, options: CountsOptions): QuantilesRelease;
   /** Like `releaseFromCounts`, the values only. */
   quantilesFromCounts(counts: CountsData, options: CountsOptions): Float64Array;
+  /**
+   * Quantiles by group (docs/groups.md): `groups[i]` is the key of
+   * `data[i]`; every option of `release` applies to each group. The groups
+   * hold disjoint rows, so the release spends its budget once (parallel
+   * composition), however many groups there are. With public `keys`, one
+   * result per key in their order; without, private keys (needs `delta`).
+   */
+  releaseByGroup(data: NumericData, groups: ArrayLike<GroupKey>, options: GroupOptions): GroupedRelease;
+  /**
+   * The same from a GROUP BY's (key, bucket, count) rows, bit for bit what
+   * `releaseByGroup(rows, keys, { ...options })` gives on the rows with the
+   * same `buckets` and seed.
+   */
+  releaseByGroupFromCounts(counts: GroupCountsData, options: GroupCountsOptions): GroupedRelease;
   /**
    * A private synthetic sample (sorted) whose empirical quantiles track the
    * data's: AQ at `size` evenly spaced quantiles (AQ paper, Corollary 3.6).

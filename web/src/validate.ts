@@ -168,9 +168,9 @@ export function buildSpec(options: unknown): WasmReleaseSpec {
 }
 
 /** Counts as doubles for the core; bigints must be safe integers. */
-export function checkCounts(counts: unknown): Float64Array {
+export function checkCounts(counts: unknown, name = 'counts'): Float64Array {
   if (typeof counts !== 'object' || counts === null || typeof (counts as ArrayLike<unknown>).length !== 'number') {
-    fail('INVALID_ARGUMENT', 'counts must be an array (or typed array) of numbers or bigints, one per bucket');
+    fail('INVALID_ARGUMENT', `${name} must be an array (or typed array) of numbers or bigints, one per bucket`);
   }
   const list = counts as ArrayLike<unknown>;
   if (list instanceof Float64Array) return list;
@@ -181,11 +181,11 @@ export function checkCounts(counts: unknown): Float64Array {
       out[i] = c;
     } else if (typeof c === 'bigint') {
       if (c < 0n || c > BigInt(Number.MAX_SAFE_INTEGER)) {
-        fail('INVALID_COUNTS', `counts[${i}] is not a whole number from 0 to 2^53 - 1 (a count of rows)`);
+        fail('INVALID_COUNTS', `${name}[${i}] is not a whole number from 0 to 2^53 - 1`);
       }
       out[i] = Number(c);
     } else {
-      fail('INVALID_ARGUMENT', `counts[${i}] is ${kindOf(c)}; every count must be a number or a bigint`);
+      fail('INVALID_ARGUMENT', `${name}[${i}] is ${kindOf(c)}; every one must be a number or a bigint`);
     }
   }
   return out;

@@ -158,6 +158,12 @@ export interface WasmCharge {
   maxContributions?: number;
 }
 
+/** A grouped release's extra: Release's, the groups, and the report back. */
+export interface WasmGroupExtra extends WasmReleaseExtra {
+  groups: { keys: number; private: boolean; delta?: number; selectionShare?: number; maxGroups?: number };
+  report?: { selectionEpsilon: number; selectionThreshold: number; maxGroups: number };
+}
+
 export interface DpqWasmModule {
   HEAPF64: Float64Array;
   HEAP8: Int8Array;
@@ -172,6 +178,35 @@ export interface DpqWasmModule {
     outAddress: number,
     blockAddress: number,
     extra: WasmReleaseExtra | undefined,
+  ): number;
+  /**
+   * A grouped release (core/groups.h): values and codes (uint32 at
+   * codesAddress, in a buffer of 8 bytes a row) overwritten; out holds
+   * keys x m values, then with confidence keys x m lows and highs, then a
+   * flag a key. The selection's details come back in extra.report.
+   */
+  releaseByGroup(
+    valuesAddress: number,
+    codesAddress: number,
+    count: number,
+    quantilesAddress: number,
+    quantileCount: number,
+    outAddress: number,
+    blockAddress: number,
+    extra: WasmGroupExtra,
+  ): number;
+  /** The same from (key code uint32, bucket, count) rows. */
+  releaseByGroupFromCounts(
+    keysAddress: number,
+    bucketsAddress: number,
+    countsAddress: number,
+    rows: number,
+    bucketCount: number,
+    quantilesAddress: number,
+    quantileCount: number,
+    outAddress: number,
+    blockAddress: number,
+    extra: WasmGroupExtra,
   ): number;
   /**
    * The spec in the block at blockAddress (web/src/block.ts), the report

@@ -1,0 +1,494 @@
+#include "core/groups.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <utility>
+
+#include "core/contributions.h"
+#include "core/pipeline.h"
+#include "core/plan.h"
+#include "core/prepare.h"
+#include "core/privacy.h"
+#include "core/random.h"
+#include "core/runs.h"
+
+namespace dpq {
+namespace {
+
+// The plan of a grouped release: the per-group request and plan (one
+// group's budget), the whole spend as the session sees it, the selection.
+struct GroupPlan {
+  ReleaseRequest per_group;
+  ReleasePlan plan;
+  PrivacyBudget spend;
+  std::optional<SelectionPlan> selection;
+  PrivacyBudget selection_spent;
+  int64_t max_groups = 0;  // per person: g
+  size_t m = 0;            // quantiles requested (with repeats)
+};
+
+Status GroupOptionError(const std::string& message) {
+  return Status(StatusCode::kInvalidOption, message);
+}
+
+// Plan, from public parameters only: options, the budget's split between
+// selection and groups, per person, the per-group plan, the session check.
+StatusOr<GroupPlan> PlanGroups(const GroupRequest& request,
+                               const PrivacySession* session) {
+  GroupPlan planned;
+  const ReleaseRequest& release = request.release;
+  if (request.keys > kMaxGroups) {
+    return Status(StatusCode::kTooLarge,
+                  "a grouped release holds at most 2^24 groups");
+  }
+  if (!request.private_keys && request.keys == 0) {
+    return GroupOptionError("keys: give at least one public key");
+  }
+  // Per person: the rows' people given (bounded here), or the rows
+  // bounded before they were counted (counts from SQL).
+  const bool per_person =
+      release.users != nullptr || release.contributions_bounded;
+  if (request.max_groups.has_value() && !per_person) {
+    return GroupOptionError(
+        "maxGroups bounds the groups a person counts in: give users (and "
+        "maxContributions) with it");
+  }
+  if (per_person && !request.max_groups.has_value()) {
+    return GroupOptionError(
+        "per person, a grouped release needs maxGroups: the most groups a "
+        "person counts in");
+  }
+  if (per_person) {
+    const double g = *request.max_groups;
+    if (!(g >= 1 && g <= static_cast<double>(kMaxGroups)) ||
+        g != std::floor(g)) {
+      return GroupOptionError("maxGroups must be a whole number from 1 to " +
+                              std::to_string(kMaxGroups));
+    }
+    planned.max_groups = static_cast<int64_t>(g);
+  }
+  if (!request.private_keys &&
+      (request.delta.has_value() || request.selection_share.has_value())) {
+    return GroupOptionError(
+        "delta and selectionShare are for private keys (no public keys)");
+  }
+  StatusOr<PrivacyBudget> whole =
+      MakePrivacyBudget(release.epsilon, release.rho);
+  if (!whole.ok()) return whole.status();
+  planned.spend = whole.value();
+  // What the groups' releases run with, before dividing per person.
+  PrivacyBudget groups = whole.value();
+  double selection_epsilon = 0;
+  if (request.private_keys) {
+    if (whole.value().kind != PrivacyBudget::Kind::kPure) {
+      return Status(StatusCode::kInvalidPrivacy,
+                    "private keys need epsilon and delta (the selection is "
+                    "(epsilon, delta)-DP); under rho, give the keys");
+    }
+    if (!request.delta.has_value()) {
+      return Status(StatusCode::kInvalidPrivacy,
+                    "private keys need delta: without public keys, a key "
+                    "held by one row appears with probability at most "
+                    "delta; give delta, or the keys");
+    }
+    const double share =
+        request.selection_share.value_or(kDefaultSelectionShare);
+    if (!(share > 0 && share < 1)) {
+      return GroupOptionError("selectionShare must be in (0, 1)");
+    }
+    StatusOr<PrivacyBudget> approx = WithDelta(whole.value(), *request.delta);
+    if (!approx.ok()) {
+      return Status(StatusCode::kInvalidPrivacy,
+                    "private keys need delta strictly between 0 and 1");
+    }
+    planned.spend = approx.value();
+    const BudgetSplit split =
+        SplitBudget(AtOrBelowWritten(whole.value()), share);
+    selection_epsilon = split.share.epsilon;
+    planned.selection_spent =
+        PrivacyBudget::Approx(split.share.epsilon, *request.delta);
+    groups = split.rest;
+  }
+  if (planned.max_groups > 1) {
+    if (groups.kind == PrivacyBudget::Kind::kZcdp) {
+      groups.rho =
+          DivideDown(groups.rho, static_cast<double>(planned.max_groups));
+    } else {
+      groups.epsilon =
+          DivideDown(groups.epsilon, static_cast<double>(planned.max_groups));
+    }
+  }
+  // One group's request: its budget, the options every group shares.
+  ReleaseRequest per_group = release;
+  per_group.epsilon.reset();
+  per_group.rho.reset();
+  if (groups.kind == PrivacyBudget::Kind::kZcdp) {
+    per_group.rho = groups.rho;
+  } else {
+    per_group.epsilon = groups.epsilon;
+  }
+  StatusOr<ReleaseRequest> resolved = Resolved(per_group);
+  if (!resolved.ok()) return resolved.status();
+  planned.per_group = resolved.value();
+  StatusOr<ReleasePlan> plan = PlanRelease(planned.per_group, nullptr);
+  if (!plan.ok()) return plan.status();
+  planned.plan = plan.value();
+  if (planned.plan.spend.kind == PrivacyBudget::Kind::kApprox) {
+    // appindexp's own delta would compose with the selection's; refused
+    // rather than accounted (both are deltas of one release).
+    if (request.private_keys) {
+      return GroupOptionError(
+          "appindexp's delta and private keys' delta cannot be combined: "
+          "give the keys, or another method");
+    }
+    planned.spend =
+        PrivacyBudget::Approx(whole.value().epsilon, planned.plan.spend.delta);
+  }
+  if (request.private_keys) {
+    // Rows counted per key (counts bounded upstream) move a key's count by
+    // up to k; people counted (rows bounded here, or no person) by 1.
+    const int64_t per_key =
+        release.contributions_bounded ? planned.plan.max_contributions : 1;
+    StatusOr<SelectionPlan> selection =
+        PlanSelection(selection_epsilon, *request.delta,
+                      std::max<int64_t>(planned.max_groups, 1), per_key);
+    if (!selection.ok()) return selection.status();
+    planned.selection = selection.value();
+  }
+  planned.m = release.quantiles.size();
+  if (session != nullptr) {
+    // Per person, a record added to a person can move which of their
+    // groups they keep: two groups change, so an add-remove session counts
+    // the release twice (k = 1 in the session's rule), a per-person session
+    // once.
+    const Status status = session->Check(
+        planned.spend, planned.plan.neighbouring, per_person ? 1 : 0);
+    if (!status.ok()) return status;
+  }
+  return planned;
+}
+
+// The codes' bytes as uint32 (the buffer holds other things later).
+inline uint32_t CodeAt(const unsigned char* codes, size_t i) {
+  uint32_t code;
+  std::memcpy(&code, codes + 4 * i, 4);
+  return code;
+}
+inline void SetCode(unsigned char* codes, size_t i, uint32_t code) {
+  std::memcpy(codes + 4 * i, &code, 4);
+}
+
+// Prepare, keyed rows: every value checked finite (the first bad one named
+// by its row), the rows moved into one contiguous slice per key (an
+// in-place bucket permutation of values and codes; unlisted codes last,
+// left out), then each slice made runs on the plan's grid (bucket edges
+// first with `buckets`), the runs' counts written over the codes' buffer.
+// offsets[key] .. offsets[key + 1] is a key's slice, runs[key] its runs.
+Status PrepareKeyedRows(double* values, unsigned char* codes, size_t count,
+                        uint32_t keys, const GroupPlan& planned,
+                        std::vector<size_t>* offsets, std::vector<Runs>* runs) {
+  std::vector<size_t> next(static_cast<size_t>(keys) + 2, 0);
+  for (size_t i = 0; i < count; ++i) {
+    if (!std::isfinite(values[i])) {
+      return Status(StatusCode::kNonFiniteValue,
+                    "values[" + std::to_string(i) + "] is not a finite number");
+    }
+    const uint32_t code = CodeAt(codes, i);
+    ++next[std::min(code, keys) + 1];
+  }
+  for (size_t b = 1; b < next.size(); ++b) next[b] += next[b - 1];
+  offsets->assign(next.begin(), next.end() - 1);  // keys + 1 starts
+  // The permutation: each bucket's unplaced rows swap into their buckets.
+  for (uint32_t b = 0; b <= keys; ++b) {
+    const size_t end = b == keys ? count : (*offsets)[b + 1];
+    while (next[b] < end) {
+      uint32_t code = std::min(CodeAt(codes, next[b]), keys);
+      while (code != b) {
+        const size_t to = next[code]++;
+        const double value = values[to];
+        const uint32_t other = std::min(CodeAt(codes, to), keys);
+        values[to] = values[next[b]];
+        SetCode(codes, to, code);
+        values[next[b]] = value;
+        SetCode(codes, next[b], other);
+        code = other;
+      }
+      ++next[b];
+    }
+  }
+  // The codes are spent: their buffer, 8 bytes a row, holds the runs'
+  // counts from here on.
+  auto* ends = reinterpret_cast<double*>(codes);
+  runs->assign(keys, Runs());
+  const ReleasePlan& plan = planned.plan;
+  for (uint32_t key = 0; key < keys; ++key) {
+    const size_t start = (*offsets)[key];
+    const size_t size = (*offsets)[key + 1] - start;
+    double* slice = values + start;
+    if (plan.bucketed) {
+      Status status = ClampValues(slice, size, planned.per_group.lower,
+                                  planned.per_group.upper);
+      if (!status.ok()) return status;
+      ToBucketEdges(slice, size, plan.grid);
+    }
+    StatusOr<Runs> made = RowsToRuns(slice, size, plan.grid, ends + start);
+    if (!made.ok()) return made.status();
+    (*runs)[key] = made.value();
+  }
+  return Status::Ok();
+}
+
+// Select (private keys), run each released key's runs, report; the
+// session is charged once. The same for rows and counts.
+StatusOr<GroupedReport> RunGroups(const std::vector<Runs>& runs,
+                                  const std::vector<uint64_t>& counts,
+                                  const GroupRequest& request,
+                                  const GroupPlan& planned, RandomSource& rng,
+                                  double* out, PrivacySession* session) {
+  GroupedReport grouped;
+  grouped.private_keys = request.private_keys;
+  grouped.max_groups = planned.max_groups;
+  if (planned.selection.has_value()) {
+    grouped.selection = *planned.selection;
+    grouped.selection_spent = planned.selection_spent;
+    grouped.released = SelectKeys(counts, *planned.selection, rng);
+  } else {
+    grouped.released.assign(runs.size(), 1);
+  }
+  ReleaseReport& report = grouped.release;
+  bool first = true;
+  for (size_t key = 0; key < runs.size(); ++key) {
+    if (grouped.released[key] == 0) continue;
+    StatusOr<ReleaseReport> one = RunPrepared(
+        runs[key], planned.per_group, planned.plan, rng, out + key * planned.m);
+    if (!one.ok()) return one.status();
+    if (first) {
+      report = std::move(one.value());
+      first = false;
+    } else {
+      report.interval_low.insert(report.interval_low.end(),
+                                 one.value().interval_low.begin(),
+                                 one.value().interval_low.end());
+      report.interval_high.insert(report.interval_high.end(),
+                                  one.value().interval_high.begin(),
+                                  one.value().interval_high.end());
+    }
+  }
+  if (first) {
+    // No key released: the report still says what was spent and how.
+    report.method = planned.plan.method->name;
+    report.seeded = planned.per_group.seed.has_value();
+    report.has_intervals = planned.plan.intervals.has_value();
+  }
+  if (!rng.healthy()) return EntropyUnavailable();
+  report.spent = planned.spend;
+  report.neighbouring = NeighbouringName(planned.plan.neighbouring);
+  report.max_contributions = planned.plan.max_contributions;
+  if (session != nullptr) {
+    const Status status =
+        session->Charge(planned.spend, planned.plan.neighbouring,
+                        planned.max_groups > 0 ? 1 : 0);
+    if (!status.ok()) return status;
+  }
+  return grouped;
+}
+
+}  // namespace
+
+StatusOr<size_t> BoundPeopleAcrossGroups(double* values, unsigned char* codes,
+                                         const uint32_t* users, size_t count,
+                                         uint32_t keys, int64_t g, int64_t k,
+                                         RandomSource& rng,
+                                         std::vector<uint64_t>* people) {
+  struct Row {
+    uint32_t user;
+    uint32_t code;
+    uint64_t index;
+  };
+  std::unique_ptr<Row[]> rows(new (std::nothrow)
+                                  Row[std::max<size_t>(count, 1)]);
+  if (rows == nullptr) {
+    return Status(StatusCode::kTooLarge,
+                  "no memory to bound each person's rows (private: for the "
+                  "data owner only)");
+  }
+  size_t listed = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const uint32_t code = CodeAt(codes, i);
+    if (code < keys) rows[listed++] = {users[i], code, i};
+  }
+  std::sort(rows.get(), rows.get() + listed, [](const Row& a, const Row& b) {
+    return a.user != b.user ? a.user < b.user : a.code < b.code;
+  });
+  std::vector<uint8_t> keep(count, 0);  // by row
+  people->assign(keys, 0);
+  std::vector<size_t> segments;  // starts of one person's keys
+  for (size_t start = 0; start < listed;) {
+    size_t end = start;
+    while (end < listed && rows[end].user == rows[start].user) ++end;
+    segments.clear();
+    for (size_t i = start; i < end; ++i) {
+      if (i == start || rows[i].code != rows[i - 1].code) segments.push_back(i);
+    }
+    // g of the person's keys, uniformly: a partial Fisher-Yates shuffle.
+    const size_t groups = segments.size();
+    const size_t chosen = std::min<size_t>(groups, static_cast<size_t>(g));
+    for (size_t j = 0; j < chosen; ++j) {
+      const size_t pick =
+          j + static_cast<size_t>(UniformInteger(rng, groups - j));
+      std::swap(segments[j], segments[pick]);
+    }
+    for (size_t j = 0; j < chosen; ++j) {
+      const size_t first = segments[j];
+      size_t last = first;
+      while (last < end && rows[last].code == rows[first].code) ++last;
+      // k of the key's rows, uniformly.
+      const size_t n = last - first;
+      const size_t kept = std::min<size_t>(n, static_cast<size_t>(k));
+      for (size_t r = 0; r < kept; ++r) {
+        const size_t pick = r + static_cast<size_t>(UniformInteger(rng, n - r));
+        std::swap(rows[first + r], rows[first + pick]);
+        keep[rows[first + r].index] = 1;
+      }
+      ++(*people)[rows[first].code];
+    }
+    start = end;
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (keep[i] == 0) continue;
+    values[kept] = values[i];
+    SetCode(codes, kept, CodeAt(codes, i));
+    ++kept;
+  }
+  return kept;
+}
+
+StatusOr<GroupedReport> ReleaseByGroup(double* values, unsigned char* codes,
+                                       size_t count,
+                                       const GroupRequest& request, double* out,
+                                       PrivacySession* session) {
+  StatusOr<GroupPlan> planned = PlanGroups(request, session);
+  if (!planned.ok()) return planned.status();
+  Status status = ValidateRecordCount(count);
+  if (!status.ok()) return status;
+  std::unique_ptr<RandomSource> rng = MakeRandomSource(request.release.seed);
+  std::vector<uint64_t> counts;
+  if (planned.value().max_groups > 0) {
+    StatusOr<size_t> kept = BoundPeopleAcrossGroups(
+        values, codes, request.release.users, count, request.keys,
+        planned.value().max_groups, planned.value().plan.max_contributions,
+        *rng, &counts);
+    if (!kept.ok()) return kept.status();
+    count = kept.value();
+  }
+  std::vector<size_t> offsets;
+  std::vector<Runs> runs;
+  status = PrepareKeyedRows(values, codes, count, request.keys, planned.value(),
+                            &offsets, &runs);
+  if (!status.ok()) return status;
+  if (planned.value().max_groups == 0 && request.private_keys) {
+    counts.assign(request.keys, 0);
+    for (uint32_t key = 0; key < request.keys; ++key) {
+      counts[key] = offsets[key + 1] - offsets[key];
+    }
+  }
+  return RunGroups(runs, counts, request, planned.value(), *rng, out, session);
+}
+
+StatusOr<GroupedReport> ReleaseByGroupFromCounts(
+    const uint32_t* keys, const double* buckets, const double* counts,
+    size_t rows, size_t bucket_count, const GroupRequest& request, double* out,
+    PrivacySession* session) {
+  if (request.release.users != nullptr) {
+    return GroupOptionError(
+        "counts do not say whose rows they are: give maxGroups and "
+        "maxContributions for rows bounded per person before they were "
+        "counted (docs/scale.md), not users");
+  }
+  if (request.max_groups.has_value() !=
+      request.release.max_contributions.has_value()) {
+    return GroupOptionError(
+        "per person from counts: give maxGroups and maxContributions "
+        "together, the bounds the query applied to each person");
+  }
+  if (request.release.buckets.has_value() &&
+      *request.release.buckets != static_cast<double>(bucket_count)) {
+    return GroupOptionError(
+        "buckets is the number of buckets the counts are over; leave it out");
+  }
+  // Planned as the bucketed rows are, so both release the same values.
+  GroupRequest bucketed = request;
+  bucketed.release.buckets = static_cast<double>(bucket_count);
+  bucketed.release.contributions_bounded = request.max_groups.has_value();
+  StatusOr<GroupPlan> planned = PlanGroups(bucketed, session);
+  if (!planned.ok()) return planned.status();
+  // Each row checked (a count a whole number, a bucket in range; the
+  // position named, never the value), then ordered by (key, bucket).
+  std::vector<size_t> order;
+  order.reserve(rows);
+  for (size_t i = 0; i < rows; ++i) {
+    const double c = counts[i];
+    if (!(c >= 0 && c <= kMaxCountedRecords) || c != std::floor(c)) {
+      return Status(StatusCode::kInvalidCounts,
+                    "counts[" + std::to_string(i) +
+                        "] is not a whole number >= 0 (a count of rows)");
+    }
+    const double b = buckets[i];
+    if (!(b >= 0 && b < static_cast<double>(bucket_count)) ||
+        b != std::floor(b)) {
+      return Status(StatusCode::kInvalidCounts,
+                    "buckets[" + std::to_string(i) +
+                        "] is not a whole number from 0 to " +
+                        std::to_string(bucket_count - 1));
+    }
+    if (keys[i] < bucketed.keys && c > 0) order.push_back(i);
+  }
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return keys[a] != keys[b] ? keys[a] < keys[b] : buckets[a] < buckets[b];
+  });
+  // The runs: one (point, cumulative count) per occupied (key, bucket),
+  // repeated pairs added; each key's total at most 2^53 - 1.
+  std::unique_ptr<double[]> points(
+      new (std::nothrow) double[std::max<size_t>(order.size(), 1)]);
+  std::unique_ptr<double[]> ends(
+      new (std::nothrow) double[std::max<size_t>(order.size(), 1)]);
+  if (points == nullptr || ends == nullptr) {
+    return Status(StatusCode::kTooLarge, "no memory for the counts' runs");
+  }
+  std::vector<Runs> runs(bucketed.keys);
+  std::vector<uint64_t> totals(bucketed.keys, 0);
+  size_t written = 0;
+  for (size_t at = 0; at < order.size();) {
+    const uint32_t key = keys[order[at]];
+    const size_t first = written;
+    double total = 0;
+    while (at < order.size() && keys[order[at]] == key) {
+      const double bucket = buckets[order[at]];
+      total += counts[order[at]];
+      if (written > first && points[written - 1] == bucket) {
+        ends[written - 1] = total;
+      } else {
+        points[written] = bucket;
+        ends[written] = total;
+        ++written;
+      }
+      ++at;
+    }
+    if (!(total <= kMaxCountedRecords)) {
+      return Status(StatusCode::kTooLarge,
+                    "one key's counts add up to more than 2^53 - 1 rows "
+                    "(private: for the data owner only)");
+    }
+    runs[key] = {points.get() + first, ends.get() + first, written - first};
+    totals[key] = static_cast<uint64_t>(total);
+  }
+  std::unique_ptr<RandomSource> rng = MakeRandomSource(request.release.seed);
+  return RunGroups(runs, totals, bucketed, planned.value(), *rng, out, session);
+}
+
+}  // namespace dpq

@@ -1,0 +1,116 @@
+// Quantiles by group (DESIGN.md, "Groups: the same pipeline, keyed"): one
+// release per key, from rows with a key each or from (key, bucket, count)
+// rows of a GROUP BY, in one pipeline: plan once, prepare the keyed runs in
+// one pass, select keys (private keys only), run the method on each key's
+// runs with one random source, charge the session once.
+//
+// Guarantee. Public keys, add/remove one record: a record is in one group,
+// so adding it changes one group's runs and no other; every group's release
+// is the method's guarantee at the whole budget (parallel composition:
+// McSherry 2009), so the grouped release has the method's guarantee. Rows
+// whose key is not listed are left out (a function of public keys).
+// Private keys need (epsilon, delta): a share of epsilon selects the keys
+// (partition_selection.h, (epsilon_s, delta)-DP), the rest releases each
+// selected group (parallel across groups as above), and the two compose
+// sequentially: (epsilon, delta)-DP. A key new in a neighbour appears only
+// in the selection's delta event.
+// Per person (users, maxGroups g, maxContributions k): each person keeps at
+// most g of their keys (uniformly chosen) and k rows in each (uniformly
+// chosen), acting on each person separately. A person then changes at
+// most g groups, each by at most k of their rows, so each group runs with
+// epsilon / g (pure; under rho, rho / g: zCDP composes additively over the
+// g groups, and an exponential mechanism's epsilon is then sqrt(8 rho /
+// (g L)), better than epsilon / g for every g > 1) per person, divided for
+// k rows as a per-person release is (contributions.h); the selection counts
+// people, whose counts move by at most 1 in at most g keys. Guarantee:
+// adding or removing one person with all their rows.
+#ifndef DPQ_CORE_GROUPS_H_
+#define DPQ_CORE_GROUPS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/partition_selection.h"
+#include "core/random.h"
+#include "core/request.h"
+#include "core/session.h"
+#include "core/status.h"
+
+namespace dpq {
+
+// The share of epsilon private keys spend selecting keys, unless the request
+// gives another. Public; any share in (0, 1) is private (the split composes).
+constexpr double kDefaultSelectionShare = 0.1;
+// The most groups a grouped release holds. Public; not privacy-relevant.
+constexpr uint32_t kMaxGroups = uint32_t{1} << 24;
+
+struct GroupRequest {
+  // Every per-group option of a release (quantiles, method, step, buckets,
+  // confidence, seed) and the budget of the whole grouped release; per
+  // person: users (one id a row) and max_contributions (rows a person
+  // keeps in each group).
+  ReleaseRequest release;
+  // The groups: codes 0..keys - 1 (rows with another code are left out).
+  uint32_t keys = 0;
+  // Private keys: every code is a key seen in the data, and a key is
+  // released only if selected (partition_selection.h). Needs `delta`.
+  bool private_keys = false;
+  std::optional<double> delta;
+  std::optional<double> selection_share;
+  // Per person: the most groups a person counts in (with users).
+  std::optional<double> max_groups;
+};
+
+struct GroupedReport {
+  // The release's report (method, spent: the whole grouped release,
+  // neighbouring, per-group mechanism details; intervals: keys x m, by key
+  // then quantile, for the released keys only).
+  ReleaseReport release;
+  // Per key: 1 if released (always, with public keys).
+  std::vector<uint8_t> released;
+  // Private keys: the selection's plan and what it spent (part of `spent`).
+  bool private_keys = false;
+  SelectionPlan selection;
+  PrivacyBudget selection_spent;
+  // Per person: g (0 otherwise).
+  int64_t max_groups = 0;
+};
+
+// Per person: each person keeps at most g of their keys (uniformly chosen
+// among them) and at most k rows in each kept key (uniformly chosen), from
+// `rng`, acting on each person separately; rows whose code is keys or more
+// are dropped. The kept rows move to the front of values and codes (uint32
+// codes, 4 bytes a row, read and written as bytes); *people receives, per
+// key, the people who kept rows in it. Returns the rows kept. 17 bytes a row
+// of scratch.
+StatusOr<size_t> BoundPeopleAcrossGroups(double* values, unsigned char* codes,
+                                         const uint32_t* users, size_t count,
+                                         uint32_t keys, int64_t g, int64_t k,
+                                         RandomSource& rng,
+                                         std::vector<uint64_t>* people);
+
+// From rows: values[i] in the group of code codes[i]. `codes` is a buffer of
+// 8 bytes a row holding the codes as uint32 in its first 4 bytes a row; the
+// codes are read, then the buffer holds the runs' counts (so a grouped
+// release needs no more heap than a release: 16 bytes a row). Both buffers
+// are overwritten. Writes m values per released key to out[key * m ...].
+StatusOr<GroupedReport> ReleaseByGroup(double* values, unsigned char* codes,
+                                       size_t count,
+                                       const GroupRequest& request, double* out,
+                                       PrivacySession* session = nullptr);
+
+// From a GROUP BY's rows: (keys[i], buckets[i], counts[i]) for i < rows, in
+// any order, each bucket in [0, bucket_count) of equal-width buckets over
+// [lower, upper] and each count a whole number (repeated pairs add up):
+// bit for bit the release of the rows with `buckets` = bucket_count and the
+// same seed. Not per person (counts do not say whose rows they are).
+StatusOr<GroupedReport> ReleaseByGroupFromCounts(
+    const uint32_t* keys, const double* buckets, const double* counts,
+    size_t rows, size_t bucket_count, const GroupRequest& request, double* out,
+    PrivacySession* session = nullptr);
+
+}  // namespace dpq
+
+#endif  // DPQ_CORE_GROUPS_H_

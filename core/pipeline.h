@@ -1,0 +1,27 @@
+// The run and report stages a single release and a grouped one share
+// (release.cc, groups.cc): internal to the core.
+#ifndef DPQ_CORE_PIPELINE_H_
+#define DPQ_CORE_PIPELINE_H_
+
+#include "core/plan.h"
+#include "core/random.h"
+#include "core/request.h"
+#include "core/runs.h"
+#include "core/status.h"
+
+namespace dpq {
+
+// The request with "auto" replaced by the method it stands for.
+StatusOr<ReleaseRequest> Resolved(const ReleaseRequest& request);
+
+// Runs the planned method (and the intervals) on prepared runs; writes one
+// value per requested quantile to out[0, m), in the order requested, and
+// the intervals to the report. Charges nothing.
+StatusOr<ReleaseReport> RunPrepared(const Runs& runs,
+                                    const ReleaseRequest& request,
+                                    const ReleasePlan& plan, RandomSource& rng,
+                                    double* out);
+
+}  // namespace dpq
+
+#endif  // DPQ_CORE_PIPELINE_H_

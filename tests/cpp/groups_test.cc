@@ -1,0 +1,487 @@
+// Grouped releases (groups.h) and private key selection
+// (partition_selection.h).
+#include "core/groups.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/decimal.h"
+#include "core/partition_selection.h"
+#include "core/random.h"
+#include "core/release.h"
+
+namespace dpq {
+namespace {
+
+// Rows in `keys` groups: group g's values spread around 10 g, a few rows
+// with an unlisted code (keys), and group `empty` left without rows.
+struct Rows {
+  std::vector<double> values;
+  std::vector<uint32_t> codes;
+};
+
+Rows MakeRows(uint32_t keys, size_t per_group, uint64_t seed,
+              uint32_t empty = UINT32_MAX) {
+  SeededRandom rng(seed);
+  Rows rows;
+  for (uint32_t g = 0; g < keys; ++g) {
+    if (g == empty) continue;
+    for (size_t i = 0; i < per_group; ++i) {
+      rows.values.push_back(10.0 * g + 8 * UniformDouble(rng));
+      rows.codes.push_back(g);
+    }
+  }
+  for (int i = 0; i < 7; ++i) {  // unlisted: left out
+    rows.values.push_back(55);
+    rows.codes.push_back(keys + static_cast<uint32_t>(i));
+  }
+  // Shuffled: rows arrive in any order.
+  for (size_t i = rows.values.size(); i > 1; --i) {
+    const auto j = static_cast<size_t>(UniformInteger(rng, i));
+    std::swap(rows.values[i - 1], rows.values[j]);
+    std::swap(rows.codes[i - 1], rows.codes[j]);
+  }
+  return rows;
+}
+
+// The grouped release of `rows` (copied: the buffers are scratch).
+StatusOr<GroupedReport> Grouped(const Rows& rows, const GroupRequest& request,
+                                std::vector<double>* out,
+                                PrivacySession* session = nullptr) {
+  std::vector<double> values = rows.values;
+  std::vector<unsigned char> codes(8 * std::max<size_t>(rows.codes.size(), 1));
+  std::memcpy(codes.data(), rows.codes.data(), 4 * rows.codes.size());
+  out->assign(
+      static_cast<size_t>(request.keys) * request.release.quantiles.size(), -1);
+  return ReleaseByGroup(values.data(), codes.data(), values.size(), request,
+                        out->data(), session);
+}
+
+GroupRequest BasicGroups(uint32_t keys) {
+  GroupRequest request;
+  request.release.lower = 0;
+  request.release.upper = 100;
+  request.release.quantiles = {0.25, 0.5, 0.75};
+  request.release.epsilon = 1;
+  request.release.seed = 7;
+  request.keys = keys;
+  return request;
+}
+
+TEST(GroupsTest, PublicKeysReleaseEveryKeyNearItsOwnData) {
+  const uint32_t keys = 9;
+  const Rows rows = MakeRows(keys, 2000, 1, /*empty=*/4);
+  GroupRequest request = BasicGroups(keys);
+  std::vector<double> out;
+  const StatusOr<GroupedReport> report = Grouped(rows, request, &out);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_EQ(report.value().release.method, "aq");
+  EXPECT_EQ(report.value().release.spent.epsilon, 1);  // parallel: once
+  for (uint32_t g = 0; g < keys; ++g) {
+    ASSERT_EQ(report.value().released[g], 1);
+    for (size_t j = 0; j < 3; ++j) {
+      const double value = out[g * 3 + j];
+      EXPECT_GE(value, 0);
+      EXPECT_LE(value, 100);
+      // Group g's data lies in [10 g, 10 g + 8], its quartiles at 2, 4, 6.
+      if (g != 4) EXPECT_NEAR(value, 10.0 * g + 2 * (j + 1), 0.5) << g;
+    }
+  }
+}
+
+TEST(GroupsTest, RowOrderAndUnlistedKeysChangeNothing) {
+  // Runs are order-free and unlisted rows are left out: the same rows in
+  // another order, with other unlisted rows, release the same values.
+  const uint32_t keys = 5;
+  const Rows rows = MakeRows(keys, 300, 2);
+  Rows other = rows;
+  std::reverse(other.values.begin(), other.values.end());
+  std::reverse(other.codes.begin(), other.codes.end());
+  other.values.push_back(-40);
+  other.codes.push_back(999);
+  for (const char* method : {"aq", "aggtree", "appindexp", "jointexp"}) {
+    GroupRequest request = BasicGroups(keys);
+    request.release.method = method;
+    request.release.confidence = 0.9;
+    std::vector<double> a;
+    std::vector<double> b;
+    const StatusOr<GroupedReport> first = Grouped(rows, request, &a);
+    const StatusOr<GroupedReport> second = Grouped(other, request, &b);
+    ASSERT_TRUE(first.ok()) << method << first.status().message();
+    ASSERT_TRUE(second.ok()) << method;
+    EXPECT_EQ(a, b) << method;
+    EXPECT_EQ(first.value().release.interval_low,
+              second.value().release.interval_low);
+    EXPECT_EQ(first.value().release.interval_low.size(), keys * 3u);
+  }
+}
+
+TEST(GroupsTest, OneKeyIsTheSingleRelease) {
+  // A grouped release of one key is the release of its rows, bit for bit.
+  const Rows rows = MakeRows(1, 500, 3);
+  for (const char* method : {"aq", "aggtree", "tree-cdf", "hs-jointexp"}) {
+    GroupRequest request = BasicGroups(1);
+    request.release.method = method;
+    std::vector<double> grouped;
+    ASSERT_TRUE(Grouped(rows, request, &grouped).ok()) << method;
+    std::vector<double> kept;
+    for (size_t i = 0; i < rows.values.size(); ++i) {
+      if (rows.codes[i] == 0) kept.push_back(rows.values[i]);
+    }
+    std::vector<double> single(3);
+    ASSERT_TRUE(ReleaseQuantiles(kept.data(), kept.size(), request.release,
+                                 single.data())
+                    .ok());
+    EXPECT_EQ(grouped, single) << method;
+  }
+}
+
+// The GROUP BY of rows: (key, bucket, count) in a scrambled order, with a
+// pair split in two rows (they add up) and zero counts.
+struct Triples {
+  std::vector<uint32_t> keys;
+  std::vector<double> buckets;
+  std::vector<double> counts;
+};
+
+Triples GroupBy(const Rows& rows, uint32_t keys, size_t bucket_count) {
+  std::map<std::pair<uint32_t, int64_t>, double> counted;
+  const double width = 100.0 / static_cast<double>(bucket_count);
+  for (size_t i = 0; i < rows.values.size(); ++i) {
+    const auto bucket = std::min<int64_t>(
+        std::max<int64_t>(
+            static_cast<int64_t>(std::floor(rows.values[i] / width)), 0),
+        static_cast<int64_t>(bucket_count) - 1);
+    counted[{rows.codes[i], bucket}] += 1;
+  }
+  Triples t;
+  for (const auto& [pair, count] : counted) {
+    if (pair.first >= keys) continue;
+    const double half = std::floor(count / 2);
+    for (const double c : {half, count - half, 0.0}) {
+      t.keys.push_back(pair.first);
+      t.buckets.push_back(static_cast<double>(pair.second));
+      t.counts.push_back(c);
+    }
+  }
+  SeededRandom rng(99);
+  for (size_t i = t.keys.size(); i > 1; --i) {
+    const auto j = static_cast<size_t>(UniformInteger(rng, i));
+    std::swap(t.keys[i - 1], t.keys[j]);
+    std::swap(t.buckets[i - 1], t.buckets[j]);
+    std::swap(t.counts[i - 1], t.counts[j]);
+  }
+  return t;
+}
+
+TEST(GroupsTest, CountsReleaseTheRowsBitForBit) {
+  // Rows with `buckets` and a GROUP BY of the same buckets: the same values
+  // and intervals, for every kind of method, public and private keys.
+  const uint32_t keys = 6;
+  const Rows rows = MakeRows(keys, 400, 4, /*empty=*/2);
+  const size_t bucket_count = 1000;
+  const Triples t = GroupBy(rows, keys, bucket_count);
+  for (const bool private_keys : {false, true}) {
+    for (const char* method :
+         {"aq", "aggtree", "appindexp", "inverse-sensitivity"}) {
+      GroupRequest request = BasicGroups(keys);
+      request.release.method = method;
+      request.release.buckets = static_cast<double>(bucket_count);
+      request.release.confidence = 0.8;
+      if (private_keys) {
+        request.private_keys = true;
+        request.delta = 1e-6;
+      }
+      std::vector<double> from_rows;
+      const StatusOr<GroupedReport> a = Grouped(rows, request, &from_rows);
+      ASSERT_TRUE(a.ok()) << method << a.status().message();
+      GroupRequest counted = request;
+      counted.release.buckets.reset();
+      std::vector<double> from_counts(keys * 3, -1);
+      const StatusOr<GroupedReport> b = ReleaseByGroupFromCounts(
+          t.keys.data(), t.buckets.data(), t.counts.data(), t.keys.size(),
+          bucket_count, counted, from_counts.data());
+      ASSERT_TRUE(b.ok()) << method << b.status().message();
+      EXPECT_EQ(from_rows, from_counts) << method;
+      EXPECT_EQ(a.value().released, b.value().released) << method;
+      EXPECT_EQ(a.value().release.interval_high,
+                b.value().release.interval_high);
+      if (private_keys) {
+        // 400 rows a key: selected; the empty key never.
+        EXPECT_EQ(a.value().released[2], 0);
+        EXPECT_EQ(
+            std::count(a.value().released.begin(), a.value().released.end(), 1),
+            5);
+      }
+    }
+  }
+}
+
+TEST(GroupsTest, BudgetAddsUpPerGroupAndPerPerson) {
+  // What each group's mechanisms run with, times the groups a person
+  // spans and their rows per group, plus the selection, is at most the
+  // decimal written (every split rounded down).
+  const uint32_t keys = 4;
+  // Enough people a key that private keys select every key.
+  Rows rows = MakeRows(keys, 3000, 5);
+  std::vector<uint32_t> users(rows.values.size());
+  for (size_t i = 0; i < users.size(); ++i)
+    users[i] = static_cast<uint32_t>(i / 3);
+  for (const double epsilon : {1.0, 0.3, 2.7}) {
+    for (const bool private_keys : {false, true}) {
+      for (const int g : {0, 1, 3}) {
+        GroupRequest request = BasicGroups(keys);
+        request.release.epsilon = epsilon;
+        request.release.quantiles = {0.5};
+        if (private_keys) {
+          request.private_keys = true;
+          request.delta = 1e-5;
+        }
+        const int k = 2;
+        if (g > 0) {
+          request.release.users = users.data();
+          request.release.max_contributions = k;
+          request.max_groups = g;
+        }
+        std::vector<double> out;
+        const StatusOr<GroupedReport> report = Grouped(rows, request, &out);
+        ASSERT_TRUE(report.ok()) << report.status().message();
+        const GroupedReport& r = report.value();
+        Decimal used = Decimal::Exact(r.release.mechanism_epsilon)
+                           .TimesInteger(static_cast<uint32_t>(std::max(g, 1)))
+                           .TimesInteger(g > 0 ? k : 1);
+        if (private_keys) {
+          used = used.Plus(Decimal::Exact(r.selection_spent.epsilon));
+          EXPECT_EQ(r.selection.max_groups, std::max(g, 1));
+          EXPECT_EQ(r.release.spent.delta, 1e-5);
+        }
+        EXPECT_LE(used, Decimal::Written(epsilon))
+            << epsilon << " private " << private_keys << " g " << g;
+        ASSERT_EQ(std::count(r.released.begin(), r.released.end(), 1), 4);
+        // Not wasted either: within a millionth.
+        EXPECT_LE(Decimal::Written(epsilon).Minus(used),
+                  Decimal::Written(epsilon).Times(*Decimal::Parse("0.000001")));
+        EXPECT_EQ(r.release.neighbouring,
+                  g > 0 ? "add-remove-user" : "add-remove");
+      }
+    }
+  }
+}
+
+TEST(GroupsTest, EachPersonKeepsAtMostGGroupsAndKRowsInEach) {
+  // 50 people, each with rows in every one of 8 keys (3 to 7 rows each):
+  // after bounding, every person is in exactly g keys with at most k rows,
+  // the kept keys are spread evenly (uniform choice), and the people per
+  // key add up.
+  const uint32_t keys = 8;
+  std::vector<double> values;
+  std::vector<uint32_t> codes;
+  std::vector<uint32_t> users;
+  for (uint32_t person = 0; person < 50; ++person) {
+    for (uint32_t key = 0; key < keys; ++key) {
+      for (uint32_t r = 0; r < 3 + (person + key) % 5; ++r) {
+        values.push_back(person);
+        codes.push_back(key);
+        users.push_back(person);
+      }
+    }
+  }
+  std::vector<int> kept_per_key(keys, 0);
+  SeededRandom rng(3);
+  for (int trial = 0; trial < 40; ++trial) {
+    std::vector<double> v = values;
+    std::vector<unsigned char> c(8 * codes.size());
+    std::memcpy(c.data(), codes.data(), 4 * codes.size());
+    std::vector<uint64_t> people;
+    const StatusOr<size_t> kept = BoundPeopleAcrossGroups(
+        v.data(), c.data(), users.data(), v.size(), keys, 3, 2, rng, &people);
+    ASSERT_TRUE(kept.ok());
+    std::map<uint32_t, std::map<uint32_t, int>> rows_of;  // person -> key
+    for (size_t i = 0; i < kept.value(); ++i) {
+      uint32_t key;
+      std::memcpy(&key, c.data() + 4 * i, 4);
+      ++rows_of[static_cast<uint32_t>(v[i])][key];
+    }
+    ASSERT_EQ(rows_of.size(), 50u);
+    uint64_t total = 0;
+    for (const auto& [person, per_key] : rows_of) {
+      ASSERT_EQ(per_key.size(), 3u) << person;
+      for (const auto& [key, n] : per_key) {
+        ASSERT_EQ(n, 2);
+        ++kept_per_key[key];
+      }
+    }
+    for (uint64_t p : people) total += p;
+    EXPECT_EQ(total, 150u);
+  }
+  // 40 trials x 50 people x 3 of 8 keys: 750 a key expected.
+  for (int n : kept_per_key) EXPECT_NEAR(n, 750, 5 * std::sqrt(750.0));
+}
+
+TEST(PartitionSelectionTest, OneRowAppearsWithProbabilityAtMostDelta) {
+  // Exact probabilities from the discrete Laplace's closed form: a key of
+  // count 1 is selected with probability at most delta / g, and tightly
+  // (within the threshold's whole-number rounding); neighbouring counts
+  // differ by at most e^(epsilon / g) either way. A scale 10% smaller, or
+  // a threshold one lower, breaks one of them.
+  for (const double epsilon : {0.05, 0.1, 1.0, 3.0}) {
+    for (const double delta : {1e-9, 1e-6, 1e-3}) {
+      for (const int64_t g : {1, 4}) {
+        // Rows counted (k = 3 a key) with g = 4; people with g = 1.
+        const int64_t per_key = g == 4 ? 3 : 1;
+        const StatusOr<SelectionPlan> plan =
+            PlanSelection(epsilon, delta, g, per_key);
+        ASSERT_TRUE(plan.ok());
+        const auto fresh = static_cast<uint64_t>(per_key);  // a new key
+        const long double one = SelectionProbability(fresh, plan.value());
+        const long double bound = static_cast<long double>(delta) / g;
+        EXPECT_LE(one, bound) << epsilon << " " << delta << " " << g;
+        SelectionPlan lower = plan.value();
+        --lower.threshold;
+        EXPECT_GT(SelectionProbability(fresh, lower), bound)
+            << "the threshold is not the smallest";
+        // A key's count moves by up to per_key: the ratio over that step.
+        const long double limit =
+            std::exp(static_cast<long double>(epsilon) / g);
+        long double worst = 0;
+        for (uint64_t c = 1;
+             c < 400 && c < static_cast<uint64_t>(plan.value().threshold) + 200;
+             ++c) {
+          const uint64_t d = c + fresh;
+          const long double p = SelectionProbability(c, plan.value());
+          const long double q = SelectionProbability(d, plan.value());
+          ASSERT_LE(q, p * limit * (1 + 1e-12L)) << c;
+          ASSERT_LE(SelectionComplement(c, plan.value()),
+                    SelectionComplement(d, plan.value()) * limit * (1 + 1e-12L))
+              << c;
+          worst = std::max(worst, q / p);
+        }
+        // The scale is g / epsilon (as a rational at least that): ratios
+        // reach e^(epsilon / g) to within a part in 10^6.
+        EXPECT_GT(worst,
+                  std::exp(static_cast<long double>(epsilon) / g * 0.999999L));
+      }
+    }
+  }
+  EXPECT_FALSE(PlanSelection(1, 0, 1).ok());
+  EXPECT_FALSE(PlanSelection(1, 1, 1).ok());
+  EXPECT_FALSE(PlanSelection(0, 1e-6, 1).ok());
+}
+
+TEST(PartitionSelectionTest, SamplerMatchesTheExactProbabilities) {
+  // Keys of counts around the threshold, selected as often as the exact
+  // probabilities say (5 standard deviations, 20,000 seeded draws each).
+  const SelectionPlan plan = PlanSelection(1, 1e-3, 1).value();
+  SeededRandom rng(17);
+  std::vector<uint64_t> counts;
+  for (int64_t c = plan.threshold - 6; c <= plan.threshold + 6; ++c) {
+    counts.push_back(static_cast<uint64_t>(std::max<int64_t>(c, 1)));
+  }
+  counts.push_back(0);  // absent: never
+  std::vector<int> selected(counts.size(), 0);
+  const int draws = 20000;
+  for (int i = 0; i < draws; ++i) {
+    const std::vector<uint8_t> s = SelectKeys(counts, plan, rng);
+    for (size_t j = 0; j < s.size(); ++j) selected[j] += s[j];
+  }
+  for (size_t j = 0; j + 1 < counts.size(); ++j) {
+    const double p = static_cast<double>(SelectionProbability(counts[j], plan));
+    EXPECT_NEAR(selected[j], draws * p, 5 * std::sqrt(draws * p * (1 - p)) + 1)
+        << counts[j];
+  }
+  EXPECT_EQ(selected.back(), 0);
+}
+
+TEST(GroupsTest, CountsBoundedPerPersonUpstreamDivideTheBudget) {
+  // Counts of rows a query bounded to g keys and k rows a person: each
+  // group runs with epsilon / (g k); private keys count rows, so a key's
+  // count moves by up to k, and the selection's scale and threshold say so.
+  const uint32_t keys = 3;
+  const Rows rows = MakeRows(keys, 3000, 8);
+  const Triples t = GroupBy(rows, keys, 100);
+  for (const bool private_keys : {false, true}) {
+    GroupRequest request = BasicGroups(keys);
+    request.release.quantiles = {0.5};
+    request.release.max_contributions = 3;
+    request.max_groups = 2;
+    if (private_keys) {
+      request.private_keys = true;
+      request.delta = 1e-6;
+    }
+    std::vector<double> out(keys, -1);
+    const StatusOr<GroupedReport> report = ReleaseByGroupFromCounts(
+        t.keys.data(), t.buckets.data(), t.counts.data(), t.keys.size(), 100,
+        request, out.data());
+    ASSERT_TRUE(report.ok()) << report.status().message();
+    const GroupedReport& r = report.value();
+    EXPECT_EQ(r.release.neighbouring, "add-remove-user");
+    EXPECT_EQ(r.max_groups, 2);
+    const double per_group = private_keys ? 0.9 : 1.0;
+    EXPECT_NEAR(r.release.mechanism_epsilon, per_group / 6, 1e-12);
+    if (private_keys) {
+      EXPECT_EQ(r.selection.per_key, 3);
+      EXPECT_GE(r.selection.scale.Value(), 2 * 3 / 0.1);
+      EXPECT_LE(SelectionProbability(3, r.selection), 1e-6 / 2);
+    }
+  }
+  // Only one of the two bounds: refused.
+  GroupRequest half = BasicGroups(keys);
+  half.max_groups = 2;
+  std::vector<double> out(keys * 3);
+  EXPECT_EQ(
+      ReleaseByGroupFromCounts(t.keys.data(), t.buckets.data(), t.counts.data(),
+                               t.keys.size(), 100, half, out.data())
+          .status()
+          .code(),
+      StatusCode::kInvalidOption);
+}
+
+TEST(GroupsTest, BadRequestsAreTypedErrorsBeforeTheData) {
+  const Rows rows = MakeRows(3, 10, 6);
+  std::vector<double> out;
+  GroupRequest request = BasicGroups(3);
+  request.private_keys = true;  // no delta
+  EXPECT_EQ(Grouped(rows, request, &out).status().code(),
+            StatusCode::kInvalidPrivacy);
+  request.delta = 1e-6;
+  request.release.epsilon.reset();
+  request.release.rho = 0.5;  // private keys need epsilon
+  EXPECT_EQ(Grouped(rows, request, &out).status().code(),
+            StatusCode::kInvalidPrivacy);
+  request = BasicGroups(3);
+  request.max_groups = 2;  // without users
+  EXPECT_EQ(Grouped(rows, request, &out).status().code(),
+            StatusCode::kInvalidOption);
+  request = BasicGroups(0);  // no public key
+  EXPECT_EQ(Grouped(rows, request, &out).status().code(),
+            StatusCode::kInvalidOption);
+  request = BasicGroups(3);
+  request.delta = 1e-6;  // delta without private keys
+  EXPECT_EQ(Grouped(rows, request, &out).status().code(),
+            StatusCode::kInvalidOption);
+  Rows bad = rows;
+  bad.values[4] = std::nan("");
+  const StatusOr<GroupedReport> nan = Grouped(bad, BasicGroups(3), &out);
+  EXPECT_EQ(nan.status().code(), StatusCode::kNonFiniteValue);
+  EXPECT_NE(nan.status().message().find("values[4]"), std::string::npos);
+  // A session is charged once, refuses what does not fit before the data.
+  PrivacySession session =
+      PrivacySession::Create(PrivacyBudget::Pure(1.5), Neighbouring::kAddRemove)
+          .value();
+  ASSERT_TRUE(Grouped(rows, BasicGroups(3), &out, &session).ok());
+  EXPECT_EQ(session.Spent().epsilon, 1);
+  EXPECT_EQ(Grouped(rows, BasicGroups(3), &out, &session).status().code(),
+            StatusCode::kBudgetExceeded);
+  EXPECT_EQ(session.releases(), 1);
+}
+
+}  // namespace
+}  // namespace dpq

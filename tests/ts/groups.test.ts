@@ -1,0 +1,250 @@
+// Grouped releases on the real WASM module: public and private keys, per
+// person across groups, GROUP BY counts bit for bit with the rows (DuckDB
+// counting 10^7 rows), sessions, and typed errors.
+import { DuckDBInstance } from '@duckdb/node-api';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+import { loadDpQuantiles, type DpQuantiles, type GroupKey } from '../../dist/node.js';
+
+import { errorCode as code } from './helpers.js';
+
+let dpq: DpQuantiles;
+beforeAll(async () => {
+  dpq = await loadDpQuantiles();
+});
+
+// Salaries by department: department d's around 40 + 20 d.
+function salaries(n: number): { values: Float64Array; departments: string[] } {
+  const names = ['eng', 'sales', 'ops', 'legal'];
+  const values = new Float64Array(n);
+  const departments: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const d = i % 4;
+    departments.push(names[d]);
+    values[i] = 30 + 20 * d + ((i * 7919) % 1000) / 50;
+  }
+  return { values, departments };
+}
+
+const base = { lower: 0, upper: 200, quantiles: [0.5, 0.9], epsilon: 1 };
+
+describe('releaseByGroup', () => {
+  it('releases every public key in order, an empty one too, each near its own data', () => {
+    const { values, departments } = salaries(20_000);
+    const release = dpq.releaseByGroup(values, departments, { ...base, keys: ['legal', 'eng', 'hr'], seed: 3 });
+    expect(release.keys).toBe('public');
+    expect(release.groups.map((g) => g.key)).toEqual(['legal', 'eng', 'hr']);
+    // Once, for every group (a seeded release says it is not private).
+    expect(release.privacy).toEqual({ kind: 'none', reason: 'seeded' });
+    expect(dpq.releaseByGroup(values, departments, { ...base, keys: ['legal', 'eng', 'hr'] }).privacy).toEqual({ kind: 'pure', epsilon: 1 });
+    // legal's salaries lie in [90, 110): median about 100; eng's in [30, 50).
+    expect(release.groups[0].values[0]).toBeCloseTo(100, 0);
+    expect(release.groups[1].values[0]).toBeCloseTo(40, 0);
+    // hr holds no row: released as empty data, inside the bounds.
+    for (const v of release.groups[2].values) expect(v >= 0 && v <= 200).toBe(true);
+    // Rows of unlisted keys (sales, ops) are left out: changing them changes nothing.
+    const other = Float64Array.from(values, (v, i) => (departments[i] === 'sales' ? 7 : v));
+    expect(dpq.releaseByGroup(other, departments, { ...base, keys: ['legal', 'eng', 'hr'], seed: 3 }).groups).toEqual(release.groups);
+  });
+
+  it('takes integer codes from a typed array, and gives intervals per group', () => {
+    const n = 50_000;
+    const values = new Float64Array(n);
+    const codes = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      codes[i] = i % 5;
+      values[i] = 10 * (i % 5) + ((i * 31) % 100) / 20;
+    }
+    const release = dpq.releaseByGroup(values, codes, {
+      ...base,
+      upper: 100,
+      keys: [0, 1, 2, 3, 4],
+      confidence: 0.9,
+      quantiles: [0.25, 0.75],
+    });
+    expect(release.intervals?.confidence).toBe(0.9);
+    release.groups.forEach((group, g) => {
+      expect(group.values[0]).toBeCloseTo(10 * g + 1.25, 0);
+      const intervals = group.intervals as { low: Float64Array; high: Float64Array };
+      for (let j = 0; j < 2; j++) {
+        expect(intervals.low[j]).toBeLessThanOrEqual(group.values[j]);
+        expect(intervals.high[j]).toBeGreaterThanOrEqual(group.values[j]);
+        expect(intervals.high[j] - intervals.low[j]).toBeLessThan(2);
+      }
+    });
+  });
+
+  it('selects private keys with delta: large keys always, a key of one row almost never', () => {
+    const { values, departments } = salaries(8_000);
+    const groups: GroupKey[] = [...departments, 'ceo'];
+    const data = Float64Array.from([...values, 500]);
+    let ceo = 0;
+    for (let trial = 0; trial < 200; trial++) {
+      const release = dpq.releaseByGroup(data, groups, { ...base, delta: 1e-6 });
+      expect(release.keys).toBe('private');
+      const keys = release.groups.map((g) => g.key);
+      // Sorted keys, not the rows' order.
+      expect(keys.filter((k) => k !== 'ceo')).toEqual(['eng', 'legal', 'ops', 'sales']);
+      if (keys.includes('ceo')) ceo++;
+      expect(release.privacy).toEqual({ kind: 'approx', epsilon: 1, delta: 1e-6 });
+      expect(release.selection?.privacy).toEqual({ kind: 'approx', epsilon: 0.1, delta: 1e-6 });
+    }
+    expect(ceo).toBe(0); // each at most 10^-6
+    // Without delta, or under rho: typed errors before the data is read.
+    expect(code(() => dpq.releaseByGroup(data, groups, base))).toBe('INVALID_PRIVACY');
+    expect(code(() => dpq.releaseByGroup(data, groups, { ...base, epsilon: undefined, rho: 0.5, delta: 1e-6 } as never))).toBe(
+      'INVALID_PRIVACY',
+    );
+  });
+
+  it('bounds a person across groups with maxGroups, and charges a session once', () => {
+    const n = 12_000;
+    const values = new Float64Array(n);
+    const stores: string[] = [];
+    const people = new Uint32Array(n);
+    for (let i = 0; i < n; i++) {
+      people[i] = i % 300;
+      stores.push(`store-${i % 7}`);
+      values[i] = (i * 13) % 100;
+    }
+    const session = dpq.session({ epsilon: 2, neighbouring: 'add-remove-user' });
+    const release = session.releaseByGroup(values, stores, {
+      lower: 0,
+      upper: 100,
+      quantiles: [0.5],
+      epsilon: 1,
+      keys: ['store-0', 'store-1', 'store-2'],
+      users: people,
+      maxContributions: 5,
+      maxGroups: 2,
+    });
+    expect(release.neighbouring).toBe('add-remove-user');
+    expect(release.maxGroups).toBe(2);
+    expect(release.maxContributions).toBe(5);
+    // epsilon / (g k) each: 1 / 10.
+    expect(release.mechanismEpsilon).toBeCloseTo(0.1, 12);
+    expect(session.spent).toEqual({ epsilon: 1 });
+    expect(session.releases).toBe(1);
+    expect(code(() => dpq.releaseByGroup(values, stores, { ...base, keys: ['store-0'], maxGroups: 2 }))).toBe('INVALID_OPTION');
+  });
+
+  it('refuses bad groups and keys with typed errors that name the problem', () => {
+    const values = [1, 2, 3];
+    const cases: [() => unknown, string, RegExp][] = [
+      [() => dpq.releaseByGroup(values, ['a', 'b'], { ...base, keys: ['a'] }), 'INVALID_ARGUMENT', /differ in length/],
+      [() => dpq.releaseByGroup(values, ['a', null, 'b'] as never, { ...base, keys: ['a'] }), 'INVALID_ARGUMENT', /groups\[1\] is null/],
+      [() => dpq.releaseByGroup(values, ['a', NaN, 'b'] as never, { ...base, delta: 1e-6 }), 'INVALID_ARGUMENT', /groups\[1\]/],
+      [() => dpq.releaseByGroup(values, ['a', 'a', 'b'], { ...base, keys: ['a', 'b', 'a'] }), 'INVALID_OPTION', /repeats the public key "a"/],
+      [() => dpq.releaseByGroup(values, ['a', 'a', 'b'], { ...base, keys: [] }), 'INVALID_OPTION', /keys is empty/],
+      [() => dpq.releaseByGroup(values, ['a', 'a', 'b'], { ...base, keys: [{}] as never }), 'INVALID_OPTION', /keys\[0\]/],
+      [() => dpq.releaseByGroup(values, ['a', 'a', 'b'], { ...base, keys: ['a'], maxGroups: 1 }), 'INVALID_OPTION', /maxGroups/],
+    ];
+    for (const [call, expected, message] of cases) {
+      let error: { code?: string; message?: string } = {};
+      try {
+        call();
+      } catch (e) {
+        error = e as { code?: string; message?: string };
+      }
+      expect(error.code, String(message)).toBe(expected);
+      expect(error.message).toMatch(message);
+    }
+    // The module keeps working.
+    expect(dpq.releaseByGroup(values, ['a', 'a', 'b'], { ...base, keys: ['a', 'b'] }).groups).toHaveLength(2);
+  });
+});
+
+describe('releaseByGroupFromCounts', () => {
+  it('releases from a GROUP BY exactly as from the rows: DuckDB counting 10^7 rows', async () => {
+    const instance = await DuckDBInstance.create(':memory:');
+    const connection = await instance.connect();
+    const buckets = 1000;
+    // 10^7 rows: a key of 8 departments, a value in [0, 100) from a hash.
+    await connection.run(`
+      CREATE TABLE t AS
+      SELECT (i % 8)::INTEGER AS dept, ((hash(i) % 100000) / 1000.0 + (i % 8) * 3) % 100 AS v
+      FROM range(10000000) r(i)`);
+    const grouped = await connection.runAndReadAll(`
+      SELECT dept AS key, LEAST(GREATEST(FLOOR(v / (100.0 / ${buckets})), 0), ${buckets - 1})::INTEGER AS bucket, COUNT(*) AS count
+      FROM t GROUP BY key, bucket`);
+    const columns = grouped.getColumnsObjectJS() as { key: number[]; bucket: number[]; count: bigint[] };
+    const rows = await connection.runAndReadAll('SELECT dept, v FROM t');
+    const rowColumns = rows.getColumnsObjectJS() as { dept: number[]; v: number[] };
+    connection.closeSync();
+    const keys = [0, 1, 2, 3, 4, 5, 6, 7, 9];
+    for (const options of [
+      { lower: 0, upper: 100, quantiles: [0.1, 0.5, 0.99], epsilon: 1, seed: 11, keys },
+      { lower: 0, upper: 100, quantiles: [0.5], epsilon: 1, seed: 12, delta: 1e-6, confidence: 0.8 },
+      { lower: 0, upper: 100, quantiles: [0.25, 0.75], epsilon: 1, seed: 13, keys, method: 'aggtree' as const },
+    ]) {
+      const fromCounts = dpq.releaseByGroupFromCounts(
+        { keys: columns.key, buckets: columns.bucket, counts: columns.count },
+        { ...options, buckets } as never,
+      );
+      const fromRows = dpq.releaseByGroup(Float64Array.from(rowColumns.v), rowColumns.dept, { ...options, buckets } as never);
+      expect(fromCounts.groups).toEqual(fromRows.groups);
+      expect(fromCounts.groups.length).toBeGreaterThanOrEqual(8);
+    }
+  }, 120_000);
+
+  it('releases per person from counts bounded in SQL (docs/scale.md), on DuckDB at 10^7 rows', async () => {
+    const instance = await DuckDBInstance.create(':memory:');
+    const connection = await instance.connect();
+    // 10^7 rows of 200,000 people, each in up to 6 departments.
+    await connection.run(`
+      CREATE TABLE employees AS
+      SELECT (i % 200000) AS person, 'd' || (hash(i * 3 + 1) % 6)::VARCHAR AS dept,
+             ((hash(i) % 300000) / 1000.0) AS salary
+      FROM range(10000000) r(i)`);
+    // The query of docs/scale.md, as written there.
+    const bounded = `
+      WITH ranked AS (
+        SELECT dept, salary, person,
+               dense_rank() OVER (PARTITION BY person ORDER BY hash(person, dept, 'f3a9c1')) AS key_rank,
+               row_number() OVER (PARTITION BY person, dept ORDER BY random()) AS row_rank
+        FROM employees
+        WHERE salary IS NOT NULL)`;
+    const counted = await connection.runAndReadAll(`${bounded}
+      SELECT dept AS key, least(greatest(floor(salary / 0.3), 0), 999)::BIGINT AS bucket, count(*) AS count
+      FROM ranked WHERE key_rank <= 2 AND row_rank <= 5 GROUP BY key, bucket`);
+    // What the query kept: at most 2 keys a person, 5 rows in each.
+    const check = await connection.runAndReadAll(`${bounded}
+      SELECT max(keys) AS keys, max(most) AS most FROM (
+        SELECT person, count(DISTINCT dept) AS keys, max(n) AS most FROM (
+          SELECT person, dept, count(*) AS n FROM ranked WHERE key_rank <= 2 AND row_rank <= 5 GROUP BY person, dept)
+        GROUP BY person)`);
+    connection.closeSync();
+    const limits = check.getRowObjectsJS()[0] as { keys: bigint; most: bigint };
+    expect(Number(limits.keys)).toBe(2);
+    expect(Number(limits.most)).toBeLessThanOrEqual(5);
+    const columns = counted.getColumnsObjectJS() as { key: string[]; bucket: bigint[]; count: bigint[] };
+    const release = dpq.releaseByGroupFromCounts(
+      { keys: columns.key, buckets: columns.bucket, counts: columns.count },
+      {
+        keys: ['d0', 'd1', 'd2', 'd3', 'd4', 'd5'],
+        buckets: 1000,
+        lower: 0,
+        upper: 300,
+        quantiles: [0.5],
+        epsilon: 1,
+        maxGroups: 2,
+        maxContributions: 5,
+      },
+    );
+    expect(release.neighbouring).toBe('add-remove-user');
+    expect(release.maxGroups).toBe(2);
+    // Salaries uniform on [0, 300) in every department: medians near 150.
+    for (const group of release.groups) expect(Math.abs(group.values[0] - 150)).toBeLessThan(5);
+  }, 180_000);
+
+  it('refuses what counts cannot give, with typed errors', () => {
+    const counts = { keys: ['a', 'b'], buckets: [1, 2], counts: [3, 4] };
+    const options = { lower: 0, upper: 10, quantiles: [0.5], epsilon: 1, keys: ['a', 'b'], buckets: 10 };
+    expect(dpq.releaseByGroupFromCounts(counts, options).groups).toHaveLength(2);
+    expect(code(() => dpq.releaseByGroupFromCounts(counts, { ...options, buckets: undefined } as never))).toBe('INVALID_OPTION');
+    expect(code(() => dpq.releaseByGroupFromCounts({ ...counts, counts: [3] }, options))).toBe('INVALID_ARGUMENT');
+    expect(code(() => dpq.releaseByGroupFromCounts({ ...counts, counts: [3, -1] }, options))).toBe('INVALID_COUNTS');
+    expect(code(() => dpq.releaseByGroupFromCounts({ ...counts, buckets: [1, 10] }, options))).toBe('INVALID_COUNTS');
+    expect(code(() => dpq.releaseByGroupFromCounts(counts, { ...options, step: 1 } as never))).toBe('INVALID_OPTION');
+  });
+});

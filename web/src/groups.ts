@@ -1,0 +1,161 @@
+// Keys of a grouped release to dense codes, once, in JavaScript (the core
+// reads uint32 codes): the public keys' positions, or the keys the data
+// holds, sorted, for private keys. JavaScript types only; the core checks
+// the rest. No WebAssembly calls here.
+import type { GroupKey } from './types.js';
+import { fail, kindOf } from './validate.js';
+
+/** The most groups a release holds (the core's kMaxGroups). */
+export const MAX_GROUPS = 2 ** 24;
+
+export interface GroupCodes {
+  /** One code a row: a key's index, or keys.length for a row left out. */
+  codes: Uint32Array;
+  /** The keys, by code. */
+  keys: GroupKey[];
+}
+
+function isKey(value: unknown): value is GroupKey {
+  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
+}
+
+function badKey(name: string, i: number, value: unknown): never {
+  fail('INVALID_ARGUMENT', `${name}[${i}] is ${kindOf(value)}; every key must be a string or a finite number`);
+}
+
+/** Numbers ascending, then strings by code unit: a function of the keys alone. */
+function compareKeys(a: GroupKey, b: GroupKey): number {
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  if (typeof a === 'number') return -1;
+  if (typeof b === 'number') return 1;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Checks `groups` (one key a row) against the rows' count. */
+export function checkGroups(groups: unknown, count: number, name = 'groups'): ArrayLike<unknown> {
+  if (typeof groups !== 'object' || groups === null || typeof (groups as ArrayLike<unknown>).length !== 'number') {
+    fail('INVALID_ARGUMENT', `${name} must be an array (or typed array) of keys, strings or numbers, one a row`);
+  }
+  const list = groups as ArrayLike<unknown>;
+  if (list.length !== count) fail('INVALID_ARGUMENT', `${name} and the data differ in length; give one key a row`);
+  return list;
+}
+
+/** The public keys, checked: keys, no repeats, at most MAX_GROUPS. */
+export function checkPublicKeys(keys: unknown): GroupKey[] {
+  if (!Array.isArray(keys) && !ArrayBuffer.isView(keys)) {
+    fail('INVALID_OPTION', 'keys must be an array of strings or numbers: the public keys');
+  }
+  const list = Array.from(keys as ArrayLike<unknown>);
+  if (list.length === 0) fail('INVALID_OPTION', 'keys is empty: give at least one public key, or leave keys out for private keys (with delta)');
+  if (list.length > MAX_GROUPS) fail('TOO_LARGE', `more than 2^24 keys (${list.length})`);
+  const seen = new Set<unknown>();
+  list.forEach((key, i) => {
+    if (!isKey(key)) fail('INVALID_OPTION', `keys[${i}] is ${kindOf(key)}; every key must be a string or a finite number`);
+    if (seen.has(key)) fail('INVALID_OPTION', `keys[${i}] repeats the public key ${JSON.stringify(key)}`);
+    seen.add(key);
+  });
+  return list as GroupKey[];
+}
+
+// Whole numbers in a span small enough for a table: [min, max] of the
+// keys, or undefined.
+function integerSpan(keys: readonly GroupKey[]): { min: number; max: number } | undefined {
+  let min = Infinity;
+  let max = -Infinity;
+  for (const key of keys) {
+    if (typeof key !== 'number' || !Number.isInteger(key)) return undefined;
+    min = Math.min(min, key);
+    max = Math.max(max, key);
+  }
+  return keys.length > 0 && max - min < 2 ** 22 ? { min, max } : undefined;
+}
+
+/** Codes for public keys: rows whose key is not listed get keys.length. */
+export function publicCodes(groups: ArrayLike<unknown>, keys: readonly GroupKey[], name = 'groups'): Uint32Array {
+  const n = groups.length;
+  const codes = new Uint32Array(n);
+  const left = keys.length;
+  const span = integerSpan(keys);
+  if (span !== undefined) {
+    // Whole-number keys: a table, no hashing (an Int32Array of codes is
+    // the common case).
+    const table = new Uint32Array(span.max - span.min + 1).fill(left);
+    keys.forEach((key, code) => {
+      table[(key as number) - span.min] = code;
+    });
+    for (let i = 0; i < n; i++) {
+      const g = groups[i];
+      if (typeof g === 'number') {
+        const at = g - span.min;
+        if (at >= 0 && at <= span.max - span.min && Number.isInteger(at)) {
+          codes[i] = table[at];
+          continue;
+        }
+        if (!Number.isFinite(g)) badKey(name, i, g);
+      } else if (typeof g !== 'string') {
+        badKey(name, i, g);
+      }
+      codes[i] = left;
+    }
+    return codes;
+  }
+  const index = new Map<unknown, number>();
+  keys.forEach((key, code) => index.set(key, code));
+  for (let i = 0; i < n; i++) {
+    const g = groups[i];
+    const code = index.get(g);
+    if (code !== undefined) {
+      codes[i] = code;
+    } else {
+      if (!isKey(g)) badKey(name, i, g);
+      codes[i] = left;
+    }
+  }
+  return codes;
+}
+
+/** Codes for private keys: the keys the rows hold, sorted. */
+export function privateCodes(groups: ArrayLike<unknown>, name = 'groups'): GroupCodes {
+  const n = groups.length;
+  const index = new Map<unknown, number>();
+  const firstCodes = new Uint32Array(n);
+  for (let i = 0; i < n; i++) {
+    const g = groups[i];
+    let code = index.get(g);
+    if (code === undefined) {
+      if (!isKey(g)) badKey(name, i, g);
+      code = index.size;
+      index.set(g, code);
+    }
+    firstCodes[i] = code;
+  }
+  if (index.size > MAX_GROUPS) fail('TOO_LARGE', 'more than 2^24 distinct keys');
+  // Sorted by key, not by first appearance: the order of rows says nothing.
+  const keys = [...index.keys()] as GroupKey[];
+  keys.sort(compareKeys);
+  const remap = new Uint32Array(keys.length);
+  keys.forEach((key, code) => {
+    remap[index.get(key) as number] = code;
+  });
+  for (let i = 0; i < n; i++) firstCodes[i] = remap[firstCodes[i]];
+  return { codes: firstCodes, keys };
+}
+
+/** A key column from SQL: bigints become numbers when safe. */
+export function keyColumn(keys: unknown, name: string): ArrayLike<unknown> {
+  if (typeof keys !== 'object' || keys === null || typeof (keys as ArrayLike<unknown>).length !== 'number') {
+    fail('INVALID_ARGUMENT', `${name} must be an array (or typed array) of keys`);
+  }
+  const list = keys as ArrayLike<unknown>;
+  if (list instanceof BigInt64Array || list instanceof BigUint64Array || Array.from(list.length > 0 ? [list[0]] : []).some((k) => typeof k === 'bigint')) {
+    return Array.from(list, (k, i) => {
+      if (typeof k !== 'bigint') return k;
+      if (k > BigInt(Number.MAX_SAFE_INTEGER) || k < -BigInt(Number.MAX_SAFE_INTEGER)) {
+        fail('INVALID_ARGUMENT', `${name}[${i}] is a bigint beyond 2^53; give such keys as strings`);
+      }
+      return Number(k);
+    });
+  }
+  return list;
+}

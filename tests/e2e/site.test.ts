@@ -247,6 +247,40 @@ it('uses every built-in dataset and the deciles preset', async () => {
   await page.waitForFunction(() => (document.getElementById('column-info') as HTMLElement).textContent!.includes('left out'));
 }, 60_000);
 
+it('releases by group: penguins by species as small multiples, and weather groups on demand', async () => {
+  // The penguins open grouped by species (public keys: the three species).
+  await page.selectOption('#dataset', 'penguins');
+  await page.waitForFunction(() => (document.getElementById('group-by') as HTMLSelectElement).value === 'Species');
+  expect(await page.isVisible('#group-row')).toBe(true);
+  await page.selectOption('#preset', '0.25,0.5,0.75');
+  await page.click('#run');
+  await page.waitForFunction(() => !(document.getElementById('group-results') as HTMLElement).hidden, undefined, { timeout: 60_000 });
+  await expect.poll(() => page.locator('#group-results tbody tr').count()).toBe(9);
+  expect(await page.textContent('#summary')).toMatch(/3 quantiles for each of 3 groups of Species .* spending ε = 1 once for all of them/);
+  const labels = await page.locator('#groups-chart svg .group-label').allTextContents();
+  expect(labels).toEqual(['Adelie', 'Chinstrap', 'Gentoo']);
+  // Every released quantile is drawn, and the owner's true values beside them.
+  expect(await page.locator('#groups-chart svg .group-private').count()).toBe(9);
+  expect(await page.locator('#groups-chart svg .group-truth').count()).toBe(9);
+  // Gentoo are heavier: their private median above Adelie's.
+  const medians = await page.locator('#group-results tbody tr').evaluateAll((rows) =>
+    rows.filter((_, i) => i % 3 === 1).map((row) => Number(row.children[2].textContent)),
+  );
+  expect(medians[2]).toBeGreaterThan(medians[0]);
+  expect(await page.isVisible('#cdf-figure')).toBe(false);
+  await expectAccessible(page, 'groups');
+  await page.screenshot({ path: join(shots, 'groups.png'), fullPage: true });
+  // Without grouping, the same dataset releases one column as before.
+  await page.selectOption('#group-by', '');
+  await page.click('#run');
+  await page.waitForFunction(() => !(document.getElementById('results') as HTMLElement).hidden, undefined, { timeout: 60_000 });
+  expect(await page.isVisible('#group-results')).toBe(false);
+  // Seattle offers its weather as groups, not chosen until asked.
+  await page.selectOption('#dataset', 'seattle');
+  await page.waitForFunction(() => (document.getElementById('column') as HTMLSelectElement).options.length > 0);
+  expect(await page.inputValue('#group-by')).toBe('');
+}, 120_000);
+
 it('protects a person: a director with all their films', async () => {
   await page.selectOption('#dataset', 'movies');
   await page.waitForFunction(() => (document.getElementById('column-info') as HTMLElement).textContent!.includes('left out'));

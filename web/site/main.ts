@@ -61,6 +61,8 @@ const drop = $<HTMLDivElement>('drop');
 const columnSelect = $<HTMLSelectElement>('column');
 const methodSelect = $<HTMLSelectElement>('method');
 const personSelect = $<HTMLSelectElement>('person-column');
+const groupSelect = $<HTMLSelectElement>('group-by');
+groupSelect.onchange = () => clearResults();
 personSelect.onchange = () => {
   $('k-row').hidden = personSelect.value === '';
   clearResults();
@@ -198,6 +200,8 @@ function markStale(why: string | undefined): void {
 function clearResults(): void {
   markStale(undefined);
   $('results').hidden = true;
+  $('group-results').hidden = true;
+  $('groups-figure').hidden = true;
   $('cdf-figure').hidden = true;
   $('compare-figure').hidden = true;
   $('compare-figure').classList.remove('stale-results');
@@ -328,6 +332,7 @@ function settings(): ReleaseSettings {
       personSelect.value === '' || large
         ? undefined
         : { column: personSelect.value, maxContributions: number('max-contributions') },
+    groupBy: groupSelect.value === '' || large || counted ? undefined : groupSelect.value,
   };
 }
 
@@ -350,7 +355,121 @@ function showSession(session: ReleaseResult['session']): void {
   }
 }
 
+// A release by group: the summary, a table of (group, quantile) rows, and
+// the small multiples (one row a group on one shared axis).
+function showGroups(result: ReleaseResult, asked: ReleaseSettings): void {
+  const groups = result.groups ?? [];
+  const privacy = budgetText(result.privacy);
+  $('summary').textContent =
+    `${result.method}: ${asked.quantiles.length} quantile${asked.quantiles.length === 1 ? '' : 's'} for each of ` +
+    `${groups.length} group${groups.length === 1 ? '' : 's'} of ${asked.groupBy} in ${result.milliseconds.toFixed(1)} ms, ` +
+    `spending ${privacy} once for all of them (each group holds different rows)` +
+    (result.keys === 'private' ? '; the groups shown were chosen by a noisy count of their rows.' : '.') +
+    (result.maxContributions === undefined ? '' : ` Each person counted in one group, with at most ${result.maxContributions} value${result.maxContributions === 1 ? '' : 's'}.`);
+  showSession(result.session);
+  $('summary-owner').hidden = true;
+  markStale(undefined);
+  $('results').hidden = true;
+  $('cdf-figure').hidden = true;
+  cdfPlot?.destroy();
+  cdfPlot = undefined;
+  const intervals = groups.some((g) => g.low !== undefined);
+  $('group-interval-header').hidden = !intervals;
+  $<HTMLTableElement>('group-results').tBodies[0].replaceChildren(
+    ...groups.flatMap((group) =>
+      asked.quantiles.map((q, i) => {
+        const row = document.createElement('tr');
+        const cells = [
+          i === 0 ? group.key : '',
+          format(q),
+          format(group.values[i]),
+          ...(intervals ? [group.low === undefined ? '—' : `${format(group.low[i])} to ${format((group.high as number[])[i])}`] : []),
+          format(group.truth?.[i] ?? Number.NaN),
+        ];
+        cells.forEach((text, c) => {
+          const cell = document.createElement(c === 0 ? 'th' : 'td');
+          if (c === 0) cell.setAttribute('scope', 'row');
+          if (c === cells.length - 1) cell.className = 'owner';
+          cell.textContent = text;
+          row.append(cell);
+        });
+        return row;
+      }),
+    ),
+  );
+  $('group-results').hidden = false;
+  drawGroups(groups, asked);
+}
+
+// The small multiples as SVG: a row per group, the private quantiles (dots
+// joined by a line), their intervals (bars) and the owner's true values
+// (open circles), on one x axis spanning every value drawn.
+function drawGroups(groups: NonNullable<ReleaseResult['groups']>, asked: ReleaseSettings): void {
+  const svgNs = 'http://www.w3.org/2000/svg';
+  const figure = $('groups-figure');
+  const chart = $('groups-chart');
+  if (groups.length === 0) {
+    figure.hidden = true;
+    return;
+  }
+  const all = groups.flatMap((g) => [...g.values, ...(g.low ?? []), ...(g.high ?? []), ...(g.truth ?? [])]).filter(Number.isFinite);
+  let low = Math.min(...all);
+  let high = Math.max(...all);
+  if (!(high > low)) {
+    low -= 1;
+    high += 1;
+  }
+  const width = Math.min(720, chart.clientWidth || 720);
+  const label = Math.min(120, Math.round(width * 0.25));
+  const row = 28;
+  const height = groups.length * row + 30;
+  const x = (v: number) => label + 8 + ((v - low) / (high - low)) * (width - label - 24);
+  const svg = document.createElementNS(svgNs, 'svg');
+  svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
+  svg.setAttribute('width', String(width));
+  svg.setAttribute('height', String(height));
+  svg.setAttribute('role', 'img');
+  svg.setAttribute(
+    'aria-label',
+    `Private quantiles ${asked.quantiles.map(format).join(', ')} of ${asked.column} by ${asked.groupBy}: ` +
+      groups.map((g) => `${g.key} ${g.values.map(format).join(', ')}`).join('; '),
+  );
+  const add = (name: string, attributes: Record<string, string | number>, text?: string) => {
+    const element = document.createElementNS(svgNs, name);
+    for (const [key, value] of Object.entries(attributes)) element.setAttribute(key, String(value));
+    if (text !== undefined) element.textContent = text;
+    svg.append(element);
+    return element;
+  };
+  groups.forEach((group, r) => {
+    const y = r * row + row / 2;
+    add('text', { x: label, y: y + 4, 'text-anchor': 'end', class: 'group-label' }, group.key);
+    const finite = group.values.filter(Number.isFinite);
+    add('line', { x1: x(Math.min(...finite)), x2: x(Math.max(...finite)), y1: y, y2: y, class: 'group-span' });
+    group.values.forEach((v, i) => {
+      if (group.low !== undefined && group.high !== undefined) {
+        add('line', { x1: x(group.low[i]), x2: x(group.high[i]), y1: y + 6, y2: y + 6, class: 'group-interval' });
+      }
+      add('circle', { cx: x(v), cy: y, r: 4, class: 'group-private' });
+      const truth = group.truth?.[i];
+      if (truth !== undefined && Number.isFinite(truth)) add('circle', { cx: x(truth), cy: y, r: 6, class: 'group-truth' });
+    });
+  });
+  const axis = groups.length * row + 16;
+  add('line', { x1: x(low), x2: x(high), y1: axis - 10, y2: axis - 10, class: 'group-axis' });
+  add('text', { x: x(low), y: axis + 6, 'text-anchor': 'start', class: 'group-tick' }, format(low));
+  add('text', { x: x(high), y: axis + 6, 'text-anchor': 'end', class: 'group-tick' }, format(high));
+  chart.replaceChildren(svg);
+  figure.hidden = false;
+}
+
 function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
+  if (result.groups !== undefined) {
+    showGroups(result, asked);
+    return;
+  }
+  $('group-results').hidden = true;
+  $('groups-figure').hidden = true;
   const privacy = budgetText(result.privacy);
   $('summary').textContent =
     `${result.method}: ${asked.quantiles.length} quantile${asked.quantiles.length === 1 ? '' : 's'} in ` +
@@ -562,6 +681,10 @@ function load(request: Request): void {
     counted = reply.counted === true;
     columnSelect.replaceChildren(...reply.columns.map((c) => new Option(c.name, c.name)));
     personSelect.replaceChildren(new Option('one row (each value)', ''), ...reply.people.map((name) => new Option(`one person, by ${name}`, name)));
+    groupSelect.replaceChildren(new Option('(no grouping)', ''), ...reply.groups.map((name) => new Option(name, name)));
+    groupSelect.value = reply.groupBy ?? '';
+    $('group-row').hidden = reply.groups.length === 0;
+    $('group-help').hidden = reply.groups.length === 0;
     $('person-fieldset').hidden = reply.people.length === 0;
     $('k-row').hidden = true;
     const describe = () => {

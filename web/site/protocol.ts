@@ -32,6 +32,8 @@ export interface ReleaseSettings {
   interval?: 'sample' | 'population';
   /** The intervals hold all at once (not each on its own). */
   simultaneous?: boolean;
+  /** A release per group of this column (docs/groups.md). */
+  groupBy?: string;
 }
 
 export type Request =
@@ -80,6 +82,13 @@ export interface ReleaseResult {
   counted?: { values: number; buckets: number; width: number };
   /** The dataset's privacy session after this release, and its ledger to keep. */
   session?: { spent: Record<string, number>; total: Record<string, number>; releases: number; ledger: SavedSession };
+  /**
+   * A release by group: each released group's values (and intervals), and
+   * for the data owner its true values; public keys (the dataset's
+   * documented categories) or private ones chosen by a noisy count.
+   */
+  groups?: { key: string; values: number[]; low?: number[]; high?: number[]; truth?: number[] }[];
+  keys?: 'public' | 'private';
 }
 
 export interface CompareRow {
@@ -99,6 +108,9 @@ export type Reply =
       name: string;
       /** Columns that can name the person of each row (per-person releases). */
       people: string[];
+      /** Columns to group by (few distinct values), and the one to start with. */
+      groups: string[];
+      groupBy?: string;
     }
   | { type: 'progress'; done: number; total: number; label: string }
   | { type: 'result'; result: ReleaseResult }

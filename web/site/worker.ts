@@ -4,7 +4,7 @@ import { parse as parseSync } from 'csv-parse/browser/esm/sync';
 import { parquetMetadataAsync, parquetRead, type AsyncBuffer, type FileMetaData } from 'hyparquet';
 
 import { DpQuantilesError, loadDpQuantiles } from '../../dist/browser.js';
-import type { DpQuantiles, PrivacySession, QuantileStream, QuantilesOptions, SavedSession } from '../../dist/browser.js';
+import type { DpQuantiles, GroupOptions, PrivacySession, QuantileStream, QuantilesOptions, SavedSession } from '../../dist/browser.js';
 import { rankError, tieOf } from '../../dist/truth.js';
 import datasets from './generated/datasets.json';
 import type { ColumnInfo, CompareRow, ReleaseResult, ReleaseSettings, Reply, Request } from './protocol.js';
@@ -19,6 +19,12 @@ let columns = new Map<string, Float64Array>();
 // where a row has no number, and the columns that can name a person.
 let aligned = new Map<string, Float64Array>();
 let people = new Map<string, (string | null)[]>();
+// Row-aligned columns to group by, and the public keys of those that have
+// documented ones (built-in datasets); other groups are private keys.
+let groupColumns = new Map<string, (string | null)[]>();
+let publicKeys = new Map<string, string[]>();
+// A column groups when it holds at most this many distinct values.
+const MAX_DEMO_GROUPS = 50;
 
 /**
  * One privacy session per loaded dataset: every release on it spends from
@@ -106,6 +112,16 @@ function summarise(
   return { infos, data, rowAligned };
 }
 
+// The columns of a file that hold few distinct values: groups.
+function fewValued(candidates: Map<string, (string | null)[]>): Map<string, (string | null)[]> {
+  const out = new Map<string, (string | null)[]>();
+  for (const [name, cells] of candidates) {
+    const distinct = new Set(cells.filter((c) => c !== null));
+    if (distinct.size >= 2 && distinct.size <= MAX_DEMO_GROUPS) out.set(name, cells);
+  }
+  return out;
+}
+
 // Every column of a file can name a person (an id, an e-mail, a name).
 function personColumns(header: string[], rows: string[][]): Map<string, (string | null)[]> {
   const out = new Map<string, (string | null)[]>();
@@ -128,12 +144,17 @@ async function loadBuiltin(id: string, ledger?: SavedSession): Promise<void> {
       label: string;
       columns: Record<string, (number | null)[]>;
       people?: Record<string, (string | null)[]>;
+      groups?: Record<string, (string | null)[]>;
+      keys?: Record<string, string[]>;
+      groupBy?: string;
     }[]
   ).find((d) => d.id === id);
   if (dataset === undefined) throw new Error(`no dataset ${id}`);
   columns = new Map();
   aligned = new Map();
   people = new Map(Object.entries(dataset.people ?? {}));
+  groupColumns = new Map(Object.entries(dataset.groups ?? {}));
+  publicKeys = new Map(Object.entries(dataset.keys ?? {}));
   largeFile = undefined;
   parquet = undefined;
   newSession(ledger);
@@ -146,7 +167,16 @@ async function loadBuiltin(id: string, ledger?: SavedSession): Promise<void> {
     infos.push({ name, numbers: values.length, others: cells.length - values.length });
     rows = cells.length;
   }
-  post({ type: 'columns', columns: infos, rows, large: false, name: dataset.label, people: [...people.keys()] });
+  post({
+    type: 'columns',
+    columns: infos,
+    rows,
+    large: false,
+    name: dataset.label,
+    people: [...people.keys()],
+    groups: [...groupColumns.keys()],
+    ...(dataset.groupBy === undefined ? {} : { groupBy: dataset.groupBy }),
+  });
 }
 
 // Images, spreadsheets and other binary files: NUL characters or many bytes
@@ -193,13 +223,15 @@ async function loadParquet(file: File): Promise<void> {
     .map((e) => ({ name: e.name, numbers: Number(metadata.num_rows), others: 0 }));
   if (infos.length === 0) throw new Error(`${file.name} has no numeric column`);
   parquet = { file, metadata };
-  post({ type: 'columns', columns: infos, rows: Number(metadata.num_rows), large: false, counted: true, name: file.name, people: [] });
+  post({ type: 'columns', columns: infos, rows: Number(metadata.num_rows), large: false, counted: true, name: file.name, people: [], groups: [] });
 }
 
 async function loadFile(file: File, ledger?: SavedSession): Promise<void> {
   columns = new Map();
   aligned = new Map();
   people = new Map();
+  groupColumns = new Map();
+  publicKeys = new Map();
   largeFile = undefined;
   parquet = undefined;
   newSession(ledger);
@@ -214,7 +246,7 @@ async function loadFile(file: File, ledger?: SavedSession): Promise<void> {
     if (rows.length < 2) throw new Error(`${file.name} has no data rows`);
     const { infos } = summarise(rows[0], rows.slice(1));
     largeFile = file;
-    post({ type: 'columns', columns: infos, rows: -1, large: true, name: file.name, people: [] });
+    post({ type: 'columns', columns: infos, rows: -1, large: true, name: file.name, people: [], groups: [] });
     return;
   }
   const rows = parseCsv(await file.text(), file.name);
@@ -223,7 +255,16 @@ async function loadFile(file: File, ledger?: SavedSession): Promise<void> {
   columns = data;
   aligned = rowAligned;
   people = personColumns(rows[0], rows.slice(1));
-  post({ type: 'columns', columns: infos, rows: rows.length - 1, large: false, name: file.name, people: [...people.keys()] });
+  groupColumns = fewValued(people);
+  post({
+    type: 'columns',
+    columns: infos,
+    rows: rows.length - 1,
+    large: false,
+    name: file.name,
+    people: [...people.keys()],
+    groups: [...groupColumns.keys()],
+  });
 }
 
 // The tree CDF keeps its own grid and takes no step.
@@ -311,10 +352,89 @@ function postResult(
   });
 }
 
+// A release by group: the rows with a number and a group; the dataset's
+// documented keys when it has them, else private keys (a noisy count
+// chooses the groups shown). The owner's true values per group.
+async function groupedRelease(settings: ReleaseSettings, groupBy: string): Promise<void> {
+  const numbers = aligned.get(settings.column);
+  const cells = groupColumns.get(groupBy);
+  if (numbers === undefined || cells === undefined) throw new Error('pick a column and a column to group by first');
+  const perPerson = settings.person === undefined ? undefined : people.get(settings.person.column);
+  const values: number[] = [];
+  const groups: string[] = [];
+  const users: string[] = [];
+  numbers.forEach((x, r) => {
+    const key = cells[r];
+    const user = perPerson?.[r];
+    if (!Number.isFinite(x) || key === null || key === undefined) return;
+    if (perPerson !== undefined && (user === null || user === undefined)) return;
+    values.push(x);
+    groups.push(key);
+    if (user !== null && user !== undefined) users.push(user);
+  });
+  const keys = publicKeys.get(groupBy);
+  const options = {
+    ...optionsOf(settings),
+    ...(keys === undefined ? { delta: DEMO_SELECTION_DELTA } : { keys }),
+    ...(settings.person === undefined
+      ? {}
+      : { users, maxContributions: settings.person.maxContributions, maxGroups: 1 }),
+  } as GroupOptions;
+  const start = performance.now();
+  const made = (await currentSession()).releaseByGroup(values, groups, options);
+  const milliseconds = performance.now() - start;
+  const byKey = new Map<string, number[]>();
+  groups.forEach((key, i) => {
+    const list = byKey.get(key) ?? [];
+    list.push(Math.min(Math.max(values[i], settings.lower), settings.upper));
+    byKey.set(key, list);
+  });
+  post({
+    type: 'result',
+    result: {
+      values: [],
+      method: made.method,
+      privacy: made.privacy as ReleaseResult['privacy'],
+      neighbouring: made.neighbouring,
+      ...(made.maxContributions === undefined ? {} : { maxContributions: made.maxContributions }),
+      ...(made.intervals === undefined
+        ? {}
+        : {
+            intervals: {
+              low: [],
+              high: [],
+              confidence: made.intervals.confidence,
+              kind: made.intervals.kind,
+              simultaneous: made.intervals.simultaneous,
+              privacy: made.intervals.privacy as Record<string, number | string>,
+            },
+          }),
+      milliseconds,
+      keys: made.keys,
+      groups: made.groups.map((group) => {
+        const sorted = Float64Array.from(byKey.get(String(group.key)) ?? []).sort();
+        const n = sorted.length;
+        return {
+          key: String(group.key),
+          values: Array.from(group.values),
+          ...(group.intervals === undefined ? {} : { low: Array.from(group.intervals.low), high: Array.from(group.intervals.high) }),
+          truth: settings.quantiles.map((q) => (n === 0 ? NaN : sorted[Math.min(Math.floor(q * n), n - 1)])),
+        };
+      }),
+      session: sessionState(),
+    },
+  });
+}
+
+// Private keys in the demo: a group of one row appears with probability at
+// most 10^-7 (a tenth of the session's delta).
+const DEMO_SELECTION_DELTA = 1e-7;
+
 async function release(settings: ReleaseSettings): Promise<void> {
   const dpq = await ready;
   if (largeFile !== undefined) return streamRelease(dpq, largeFile, settings);
   if (parquet !== undefined) return countedRelease(parquet.file, parquet.metadata, settings);
+  if (settings.groupBy !== undefined) return groupedRelease(settings, settings.groupBy);
   const all = columns.get(settings.column);
   if (all === undefined) throw new Error('pick a column first');
   // Per person: only rows that name a person, each with their person.

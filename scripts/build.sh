@@ -13,6 +13,10 @@ jobs=$(nproc)
 # Debian's nodejs.
 export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
 
+# A build folder configured from another checkout (this one copied or
+# moved) is configured afresh.
+bash scripts/fresh-build-dirs.sh
+
 if [ "$what" = all ]; then
   cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build build/native -j"$jobs"

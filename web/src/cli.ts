@@ -13,7 +13,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { once } from 'node:events';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 import { parse } from 'csv-parse';
 
@@ -44,7 +44,7 @@ const USAGE = `usage: dp-quantiles [FILE] --column NAME|INDEX
                     [--confidence C [--interval-share S] [--interval sample|population]
                      [--simultaneous]]
                     [--seed N]
-                    [--no-header] [--show-true]
+                    [--no-header] [--decimal-comma] [--skip-non-numbers] [--show-true]
        dp-quantiles [FILE] --counts --buckets B --lower L --upper U
                     (--epsilon E | --rho R) [--quantiles ...] [--method M]
                     [--budget ...] [--session FILE] [--confidence C ...] [--seed N]
@@ -136,8 +136,12 @@ const COMMA_DECIMAL = /^[+-]?\d+,\d+$/;
 
 function parseNumberOption(name: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  if (!NUMBER.test(text.trim())) throw new UsageError(`--${name} must be a number, got '${text}'`);
-  return Number(text);
+  // 'Infinity' and '1e400' alike: both are not a finite number.
+  const value = Number(text);
+  if (!NUMBER.test(text.trim()) || !Number.isFinite(value)) {
+    throw new UsageError(`--${name} must be a finite number, got '${text}'`);
+  }
+  return value;
 }
 
 interface Column {
@@ -253,7 +257,11 @@ async function readColumn(
         if (header) continue;
       }
       if (index >= row.record.length) {
-        throw new UsageError(`line ${line}: has no column ${index}`);
+        throw new UsageError(
+          `line ${line}: has no column ${index}: it has ${row.record.length} column${row.record.length === 1 ? '' : 's'} ` +
+            `(0 to ${row.record.length - 1})` +
+            (delimiter === ',' && row.record.length === 1 ? '; a file with another delimiter needs --delimiter' : ''),
+        );
       }
       if (userIndex >= row.record.length) {
         throw new UsageError(`line ${line}: has no user column ${userIndex}`);
@@ -306,44 +314,48 @@ function joinNegativeNumbers(argv: string[]): string[] {
   return joined;
 }
 
+// The flags (node:util parseArgs).
+const OPTIONS = {
+  column: { type: 'string' },
+  lower: { type: 'string' },
+  upper: { type: 'string' },
+  epsilon: { type: 'string' },
+  rho: { type: 'string' },
+  quantiles: { type: 'string', multiple: true, default: [] },
+  budget: { type: 'string' },
+  session: { type: 'string' },
+  'estimate-bounds': { type: 'string' },
+  method: { type: 'string', default: 'auto' },
+  step: { type: 'string' },
+  'user-column': { type: 'string' },
+  'group-by': { type: 'string' },
+  keys: { type: 'string' },
+  delta: { type: 'string' },
+  'max-groups': { type: 'string' },
+  confidence: { type: 'string' },
+  'interval-share': { type: 'string' },
+  interval: { type: 'string' },
+  simultaneous: { type: 'boolean' },
+  'max-contributions': { type: 'string' },
+  delimiter: { type: 'string' },
+  version: { type: 'boolean', default: false },
+  option: { type: 'string', multiple: true, default: [] },
+  seed: { type: 'string' },
+  'no-header': { type: 'boolean', default: false },
+  'decimal-comma': { type: 'boolean', default: false },
+  'skip-non-numbers': { type: 'boolean', default: false },
+  'show-true': { type: 'boolean', default: false },
+  counts: { type: 'boolean', default: false },
+  buckets: { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+} satisfies NonNullable<ParseArgsConfig['options']>;
+const FLAGS = Object.keys(OPTIONS);
+
 async function main(argv: string[]): Promise<void> {
   const { values: args, positionals } = parseArgs({
     args: joinNegativeNumbers(argv),
     allowPositionals: true,
-    options: {
-      column: { type: 'string' },
-      lower: { type: 'string' },
-      upper: { type: 'string' },
-      epsilon: { type: 'string' },
-      rho: { type: 'string' },
-      quantiles: { type: 'string', multiple: true, default: [] },
-      budget: { type: 'string' },
-      session: { type: 'string' },
-      'estimate-bounds': { type: 'string' },
-      method: { type: 'string', default: 'auto' },
-      step: { type: 'string' },
-      'user-column': { type: 'string' },
-      'group-by': { type: 'string' },
-      keys: { type: 'string' },
-      delta: { type: 'string' },
-      'max-groups': { type: 'string' },
-      confidence: { type: 'string' },
-      'interval-share': { type: 'string' },
-      interval: { type: 'string' },
-      simultaneous: { type: 'boolean' },
-      'max-contributions': { type: 'string' },
-      delimiter: { type: 'string' },
-      version: { type: 'boolean', default: false },
-      option: { type: 'string', multiple: true, default: [] },
-      seed: { type: 'string' },
-      'no-header': { type: 'boolean', default: false },
-      'decimal-comma': { type: 'boolean', default: false },
-      'skip-non-numbers': { type: 'boolean', default: false },
-      'show-true': { type: 'boolean', default: false },
-      counts: { type: 'boolean', default: false },
-      buckets: { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
+    options: OPTIONS,
   });
   if (args.help) {
     process.stdout.write(`${USAGE}\n`);
@@ -492,6 +504,8 @@ async function releaseColumn(
   session: PrivacySession | undefined,
   groupOptions: GroupKeyOptions | undefined,
 ): Promise<void> {
+  // (Only now: every option and the ledger are checked first.)
+  if (file !== '-' && !existsSync(file)) throw new UsageError(`no file named '${file}'`);
   const input = file === '-' ? process.stdin.setEncoding('utf8') : createReadStream(file, { encoding: 'utf8' });
   const column = await readColumn(
     input,
@@ -958,11 +972,41 @@ async function countsMain(
   }
 }
 
+// parseArgs' "Unknown option '--quantile'. To specify a positional ..." as
+// one line with the nearest flag, as the API does for options.
+function unknownFlagHint(error: Error): string {
+  const unknown = /^Unknown option '--([^']+)'/.exec(error.message);
+  if ((error as { code?: string }).code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || unknown === null) return error.message;
+  let best = '';
+  let distance = 3;
+  for (const flag of FLAGS) {
+    const d = editDistance(unknown[1], flag);
+    if (d < distance) {
+      best = flag;
+      distance = d;
+    }
+  }
+  return `unknown option '--${unknown[1]}'${best === '' ? '' : ` (did you mean '--${best}'?)`}`;
+}
+
+// Edit distance between two flag names.
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length];
+}
+
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof DpQuantilesError) {
     process.stderr.write(`dp-quantiles: ${error.code}: ${error.message}\n`);
   } else if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-    process.stderr.write(`dp-quantiles: ${(error as Error).message}\nsee 'dp-quantiles --help'\n`);
+    process.stderr.write(`dp-quantiles: ${unknownFlagHint(error as Error)}\nsee 'dp-quantiles --help'\n`);
   } else if ((error as { code?: string }).code === 'ENOENT') {
     process.stderr.write(`dp-quantiles: ${(error as Error).message}\n`);
   } else {

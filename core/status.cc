@@ -44,17 +44,44 @@ const char* StatusCodeName(StatusCode code) {
 std::string FormatNumber(double value) {
   if (std::isnan(value)) return "NaN";
   if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
-  // The fewest digits that read back exactly; plain notation (10, not
-  // 1e+01) for magnitudes from 1e-5 to 1e16, where it is also short.
-  const double magnitude = std::fabs(value);
-  const bool plain = magnitude == 0 || (magnitude >= 1e-5 && magnitude < 1e16);
-  char text[32];
+  if (value == 0) return "0";
+  // The fewest significant digits that read back exactly, then written as
+  // JavaScript's String(x) writes them (the package prints numbers that
+  // way too): plain from 1e-6 up to 1e21, else d.ddde-7 or de+21, with no
+  // padded exponent (1e-06 and 0.000001 side by side confused readers).
+  char text[40];
   for (int digits = 1; digits <= 17; ++digits) {
-    std::snprintf(text, sizeof(text), "%.*g", digits, value);
-    if (std::strtod(text, nullptr) != value) continue;
-    if (!plain || std::strchr(text, 'e') == nullptr) break;
+    std::snprintf(text, sizeof(text), "%.*e", digits - 1, value);
+    if (std::strtod(text, nullptr) == value) break;
   }
-  return text;
+  const std::string all(text);
+  const size_t e = all.find('e');
+  const bool negative = all[0] == '-';
+  std::string digits;
+  for (size_t i = negative ? 1 : 0; i < e; ++i) {
+    if (all[i] != '.') digits += all[i];
+  }
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  const int exponent = std::atoi(all.c_str() + e + 1);
+  const double magnitude = std::fabs(value);
+  std::string out = negative ? "-" : "";
+  if (magnitude >= 1e-6 && magnitude < 1e21) {
+    const int point = exponent + 1;  // digits before the decimal point
+    if (point <= 0) {
+      out += "0." + std::string(static_cast<size_t>(-point), '0') + digits;
+    } else if (static_cast<size_t>(point) >= digits.size()) {
+      out += digits + std::string(static_cast<size_t>(point) - digits.size(), '0');
+    } else {
+      out += digits.substr(0, static_cast<size_t>(point)) + "." +
+             digits.substr(static_cast<size_t>(point));
+    }
+    return out;
+  }
+  out += digits.substr(0, 1);
+  if (digits.size() > 1) out += "." + digits.substr(1);
+  out += exponent < 0 ? "e-" : "e+";
+  out += std::to_string(exponent < 0 ? -exponent : exponent);
+  return out;
 }
 
 }  // namespace dpq

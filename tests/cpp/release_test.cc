@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <set>
@@ -685,10 +686,26 @@ TEST(FormatNumberTest, ShortestExactAndPlainWherePlainIsShort) {
   EXPECT_EQ(FormatNumber(-0.25), "-0.25");
   EXPECT_EQ(FormatNumber(123456.789), "123456.789");
   EXPECT_EQ(FormatNumber(9007199254740992.0), "9007199254740992");
-  EXPECT_EQ(FormatNumber(1e16), "1e+16");
-  EXPECT_EQ(FormatNumber(1.5e-7), "1.5e-07");
+  // As JavaScript's String(x) writes them: plain from 1e-6 to 1e21, no
+  // padded exponents (a message once held 1e-06 beside 0.000002).
+  EXPECT_EQ(FormatNumber(1e16), "10000000000000000");
+  EXPECT_EQ(FormatNumber(1e21), "1e+21");
+  EXPECT_EQ(FormatNumber(1e-6), "0.000001");
+  EXPECT_EQ(FormatNumber(2e-6), "0.000002");
+  EXPECT_EQ(FormatNumber(1.5e-7), "1.5e-7");
+  EXPECT_EQ(FormatNumber(-1.25e-300), "-1.25e-300");
   EXPECT_EQ(FormatNumber(1e300), "1e+300");
   EXPECT_EQ(FormatNumber(1.0 / 3), "0.3333333333333333");
+  EXPECT_EQ(FormatNumber(5e-324), "5e-324");
+  // Every double reads back exactly.
+  SeededRandom rng(2);
+  for (int i = 0; i < 20000; ++i) {
+    double x;
+    const uint64_t bits = rng.NextUint64();
+    std::memcpy(&x, &bits, 8);
+    if (!std::isfinite(x)) continue;
+    ASSERT_EQ(std::strtod(FormatNumber(x).c_str(), nullptr), x) << FormatNumber(x);
+  }
 }
 
 }  // namespace

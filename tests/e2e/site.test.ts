@@ -247,6 +247,55 @@ it('uses every built-in dataset and the deciles preset', async () => {
   await page.waitForFunction(() => (document.getElementById('column-info') as HTMLElement).textContent!.includes('left out'));
 }, 60_000);
 
+it('draws every private quantile on the CDF, those sharing a value too (precipitation deciles)', async () => {
+  await page.selectOption('#dataset', 'seattle');
+  await page.waitForFunction(() => (document.getElementById('column') as HTMLSelectElement).value === 'precipitation');
+  await page.waitForFunction(() => (document.getElementById('lower') as HTMLInputElement).value === '0');
+  await page.selectOption('#preset', 'deciles');
+  await page.selectOption('#method', 'auto');
+  await release('0', '60');
+  await expect.poll(() => page.locator('#results tbody tr').count()).toBe(9);
+  // Several deciles are 0 mm (an atom): all nine are drawn.
+  const zeros = await page.locator('#results tbody tr').evaluateAll((rows) => rows.filter((row) => row.children[1].textContent === '0').length);
+  expect(zeros).toBeGreaterThanOrEqual(3);
+  expect(await page.getAttribute('#cdf-chart', 'data-private-points')).toBe('9');
+  // The joint methods are offered up to 20 quantiles, not for percentiles.
+  await page.selectOption('#method', 'jointexp');
+  await page.selectOption('#preset', 'percentiles');
+  expect(await page.inputValue('#method')).toBe('auto');
+  expect(await page.locator('#method option[value="jointexp"]').isDisabled()).toBe(true);
+  expect(await page.textContent('#method-help')).toMatch(/up to 20 quantiles/);
+  await page.selectOption('#preset', '0.25,0.5,0.75');
+  expect(await page.locator('#method option[value="jointexp"]').isDisabled()).toBe(false);
+}, 60_000);
+
+it('reads semicolon files with decimal commas, and never keeps one file\'s bounds for the next', async () => {
+  const semicolons = join(shots, 'scores-semicolon.csv');
+  writeFileSync(semicolons, 'name;score;comment\na;3,5;x\nb;4,25;y\nc;5;z\nd;6,75;w\n');
+  await page.setInputFiles('#file', semicolons);
+  await page.waitForFunction(() => (document.getElementById('column') as HTMLSelectElement).value === 'score');
+  expect(await page.textContent('#column-info')).toMatch(/4 numbers\.$/);
+  // No bounds yet: asked for, not "lower = NaN".
+  await page.click('#run');
+  expect(await page.textContent('#bounds-error')).toMatch(/Type the public lower and upper bounds first/);
+  // Bounds typed for this file that miss the data: the owner is warned.
+  await page.fill('#lower', '100');
+  await page.fill('#upper', '200');
+  await page.click('#run');
+  await page.waitForFunction(() => !(document.getElementById('results') as HTMLElement).hidden, undefined, { timeout: 30_000 });
+  expect(await page.textContent('#summary-owner')).toMatch(/100% of the values lie outside the bounds/);
+  // True values from the data as it is (not clamped to 100).
+  const truths = await page.locator('#results tbody tr td.owner').allTextContents();
+  expect(truths[0]).not.toBe('100');
+  // The next file starts with no bounds, and says why.
+  const other = join(shots, 'other.csv');
+  writeFileSync(other, 'v\n1\n2\n3\n');
+  await page.setInputFiles('#file', other);
+  await page.waitForFunction(() => (document.getElementById('column') as HTMLSelectElement).value === 'v');
+  expect(await page.inputValue('#lower')).toBe('');
+  expect(await page.textContent('#bounds-help')).toMatch(/the bounds were cleared/);
+}, 60_000);
+
 it('releases by group: penguins by species as small multiples, and weather groups on demand', async () => {
   // The penguins open grouped by species (public keys: the three species).
   await page.selectOption('#dataset', 'penguins');
@@ -454,6 +503,18 @@ it('fits a 390-pixel phone screen after a release', async () => {
     expect(file.x + file.width).toBeLessThanOrEqual(drop.x + drop.width);
     await phone.screenshot({ path: join(shots, 'release-390x844.png') });
     await expectAccessible(phone, 'phone results');
+    // With confidence intervals (a fourth column) and grouped, too: the
+    // page stays 390 pixels wide (it was 446 with intervals).
+    await phone.check('#intervals');
+    await phone.click('#run');
+    await phone.waitForFunction(() => !(document.getElementById('interval-header') as HTMLElement).hidden);
+    expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await phone.selectOption('#dataset', 'penguins');
+    await phone.waitForFunction(() => (document.getElementById('group-by') as HTMLSelectElement).value === 'Species');
+    await phone.click('#run');
+    await phone.waitForFunction(() => !(document.getElementById('group-results') as HTMLElement).hidden, undefined, { timeout: 30_000 });
+    expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await phone.screenshot({ path: join(shots, 'groups-390x844.png'), fullPage: true });
   } finally {
     await phone.close();
   }

@@ -21,6 +21,11 @@ const STREAM_METHODS: [string, string][] = [
   ['hist-gk', 'DPHistGK: noisy histogram from a bounded-memory sketch (large files).'],
   ['exp-gk', 'DPExpGK: exponential mechanism on the sketch; protects a replaced row, row count public.'],
 ];
+// The joint methods stop being sensible past a few dozen quantiles (JointExp
+// at 99 percentiles of 1,461 values: rank errors up to 175, against a few
+// for AQ) and slow down with m^2: the menu offers them up to this many.
+const JOINT_METHODS = new Set(['jointexp', 'inverse-sensitivity', 'hs-jointexp']);
+const MOST_JOINT_QUANTILES = 20;
 const COMPARE_COUNTS = [1, 2, 4, 8, 16, 32];
 // A log axis has no 0: an exact release (rank error 0) is drawn here.
 const ZERO_ERROR = 0.01;
@@ -224,6 +229,7 @@ function clearErrors(): void {
 function fillMethods(): void {
   const list = large ? STREAM_METHODS : METHODS;
   methodSelect.replaceChildren(...list.map(([value]) => new Option(value, value)));
+  limitMethods();
   $('alpha-row').hidden = !large;
   compareButton.disabled = large || counted;
   $('compare-note').textContent = large
@@ -232,6 +238,26 @@ function fillMethods(): void {
       ? 'Comparison is off for Parquet files: they are counted per bucket at each release, not held in memory.'
       : '';
   describeMethod();
+}
+
+// Past MOST_JOINT_QUANTILES, the joint methods are shown but not offered,
+// and a selected one gives way to the default, saying why.
+function limitMethods(): void {
+  const many = quantiles().length > MOST_JOINT_QUANTILES;
+  let moved = false;
+  for (const option of methodSelect.options) {
+    if (!JOINT_METHODS.has(option.value)) continue;
+    option.disabled = many;
+    option.textContent = many ? `${option.value} (up to ${MOST_JOINT_QUANTILES} quantiles)` : option.value;
+    if (many && option.selected) moved = true;
+  }
+  if (moved) {
+    methodSelect.value = 'auto';
+    describeMethod();
+    $('method-help').textContent =
+      `The joint methods are for up to ${MOST_JOINT_QUANTILES} quantiles (with more their error grows far past AQ's and they slow down): ` +
+      $('method-help').textContent;
+  }
 }
 
 function describeMethod(): void {
@@ -296,11 +322,14 @@ function suggestBounds(): void {
   const about = current.type === 'builtin' ? datasets.find((d) => d.id === current.id)?.about[columnSelect.value] : undefined;
   if (about === undefined) {
     // Your own file: nothing is known about it, so nothing is suggested, and
-    // bounds filled in for another column must not linger.
-    if (current.type === 'file' && described !== undefined) {
-      for (const id of ['lower', 'upper', 'step']) $<HTMLInputElement>(id).value = '';
-    }
+    // bounds typed or filled in for another file or column must not linger
+    // (they made every private value sit at a bound, silently).
+    const had = ['lower', 'upper', 'step'].some((id) => $<HTMLInputElement>(id).value.trim() !== '');
+    for (const id of ['lower', 'upper', 'step']) $<HTMLInputElement>(id).value = '';
     describeBounds('');
+    if (current.type === 'file' && had) {
+      $('bounds-help').textContent = `New data (${columnSelect.value}): the bounds were cleared; type this column's public bounds.`;
+    }
     return;
   }
   $<HTMLInputElement>('lower').value = String(about.lower);
@@ -487,8 +516,13 @@ function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
         ' of it.');
   showSession(result.session);
   // The row count is not private: it goes with the owner-only values.
-  $('summary-owner').hidden = result.streamed === undefined && result.counted === undefined;
-  $('summary-owner').textContent = result.streamed
+  const outside = result.truth?.outside ?? 0;
+  $('summary-owner').hidden = result.streamed === undefined && result.counted === undefined && outside <= 0.5;
+  $('summary-owner').textContent = outside > 0.5
+    ? `Owner only, not private: ${Math.round(outside * 100)}% of the values lie outside the bounds ` +
+      `${format(asked.lower)} to ${format(asked.upper)} and were clamped to them, so the private values sit at a bound. ` +
+      'Choose bounds that cover the data.'
+    : result.streamed
     ? `Owner only, not private: streamed ${result.streamed.values.toLocaleString('en')} values through a ` +
       `${Math.round(result.streamed.sketchBytes / 1024)} KiB sketch` +
       (result.streamed.workers > 1 ? `, sketched on ${result.streamed.workers} cores and merged.` : '.')
@@ -540,7 +574,10 @@ function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
   const ends = result.intervals === undefined ? [] : [...result.intervals.low, ...result.intervals.high];
   const allX = [...new Set([...xs, ...points.map((p) => p[0]), ...ends])].sort((a, b) => a - b);
   const yAt = new Map(xs.map((x, i) => [x, ys[i]]));
-  const privateAt = new Map(points.map(([x, y]) => [x, y]));
+  // Every private quantile is drawn, those that share a value too (an atom:
+  // 0 mm of rain for the first five deciles), in the draw hook below; one
+  // point per x in the series' data would keep only one of them.
+  $('cdf-chart').dataset.privatePoints = String(points.length);
   cdfPlot = new uPlot(
     {
       width: Math.min(720, $('cdf-chart').clientWidth || 720),
@@ -557,6 +594,17 @@ function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
       // Private intervals as horizontal error bars at each quantile's level.
       hooks: {
         draw: [
+          (u: uPlot) => {
+            const context = u.ctx;
+            context.save();
+            context.fillStyle = '#c0392b';
+            for (const [x, q] of points) {
+              context.beginPath();
+              context.arc(u.valToPos(x, 'x', true), u.valToPos(q, 'y', true), 4 * devicePixelRatio, 0, 2 * Math.PI);
+              context.fill();
+            }
+            context.restore();
+          },
           (u: uPlot) => {
             const intervals = result.intervals;
             if (intervals === undefined) return;
@@ -586,7 +634,7 @@ function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
         ],
       },
     },
-    [allX, allX.map((x) => yAt.get(x) ?? null), allX.map((x) => privateAt.get(x) ?? null)],
+    [allX, allX.map((x) => yAt.get(x) ?? null), allX.map(() => null)],
     $('cdf-chart'),
   );
 }
@@ -696,8 +744,10 @@ function load(request: Request): void {
             'one row group at a time and counted into buckets; no row is held, and only the counts reach the library.'
           : info === undefined
           ? 'No numeric column found.'
-          : `${reply.name}: ${info.numbers.toLocaleString('en')} numbers` +
-            (info.others > 0 ? `; ${info.others.toLocaleString('en')} rows are empty or not numbers and are left out.` : '.');
+          : `${reply.name}: ${info.numbers.toLocaleString('en')} ${info.numbers === 1 ? 'number' : 'numbers'}` +
+            (info.others > 0
+              ? `; ${info.others.toLocaleString('en')} ${info.others === 1 ? 'row is' : 'rows are'} empty or not numbers and ${info.others === 1 ? 'is' : 'are'} left out.`
+              : '.');
     };
     columnSelect.onchange = () => {
       describe();
@@ -756,7 +806,9 @@ drop.ondrop = (event) => {
 };
 preset.onchange = () => {
   custom.hidden = preset.value !== 'custom';
+  limitMethods();
 };
+custom.addEventListener('input', limitMethods);
 methodSelect.onchange = describeMethod;
 // What the intervals hold matters only when there are intervals.
 $<HTMLInputElement>('intervals').onchange = () => {
@@ -771,6 +823,16 @@ for (const radio of document.querySelectorAll<HTMLInputElement>('input[name="bud
 $<HTMLFormElement>('settings').onsubmit = (event) => {
   event.preventDefault();
   if (runButton.disabled) return;
+  // Empty bounds are a question, not an error of the library's ("lower =
+  // NaN"): ask for them where they go.
+  const missing = ['lower', 'upper'].filter((id) => $<HTMLInputElement>(id).value.trim() === '');
+  if (missing.length > 0 && !large) {
+    clearErrors();
+    $('bounds-error').textContent =
+      `Type the public ${missing.join(' and ')} bound${missing.length === 2 ? 's' : ''} first: what the values can be, known without looking at the data (or estimate them privately).`;
+    $<HTMLInputElement>(missing[0]).focus();
+    return;
+  }
   const asked = settings();
   sendSpending({ type: 'release', settings: asked }, large ? 'Streaming' : counted ? 'Counting' : 'Releasing', (reply) => {
     if (reply.type !== 'result') return false;

@@ -75,7 +75,13 @@ export interface ReleaseResult {
   };
   milliseconds: number;
   /** The data owner's view (absent for streamed files): true quantiles. */
-  truth?: { values: number[]; rankErrors: number[]; cdf: [number[], number[]] };
+  truth?: {
+    values: number[];
+    rankErrors: number[];
+    cdf: [number[], number[]];
+    /** The share of the values outside the bounds (clamped to them). */
+    outside?: number;
+  };
   /** Streamed files: values read, sketch size and the workers that sketched. */
   streamed?: { values: number; sketchBytes: number; workers: number };
   /** Parquet files: values counted and the buckets they were counted in. */

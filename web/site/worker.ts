@@ -80,6 +80,30 @@ function post(reply: Reply): void {
 }
 
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+// A number written with a decimal comma (3,5): read as 3.5 in a file whose
+// delimiter is not the comma (unambiguous there), as the CLI's
+// --decimal-comma does.
+const COMMA_DECIMAL = /^[+-]?\d+,\d+$/;
+// The delimiter of the file being read (parseCsv sets it).
+let delimiter = ',';
+
+// The delimiter from the header line, as the CLI guesses it: ',' unless the
+// line has none and has ';' or tabs.
+function delimiterOf(text: string): string {
+  const line = text.slice(0, text.search(/\r?\n|$/));
+  if (line.includes(',')) return ',';
+  if (line.includes(';')) return ';';
+  if (line.includes('\t')) return '\t';
+  return ',';
+}
+
+// A cell as a number, or NaN.
+function cellNumber(text: string): number {
+  const cell = text.trim();
+  if (NUMBER.test(cell)) return Number(cell);
+  if (delimiter !== ',' && COMMA_DECIMAL.test(cell)) return Number(cell.replace(',', '.'));
+  return Number.NaN;
+}
 
 // Numeric columns of parsed rows; a column is listed when most of its cells
 // are numbers, and the rest are counted.
@@ -95,10 +119,10 @@ function summarise(
     const byRow = new Float64Array(rows.length).fill(Number.NaN);
     let others = 0;
     rows.forEach((row, r) => {
-      const cell = (row[c] ?? '').trim();
-      if (NUMBER.test(cell)) {
-        values.push(Number(cell));
-        byRow[r] = Number(cell);
+      const x = cellNumber(row[c] ?? '');
+      if (Number.isFinite(x)) {
+        values.push(x);
+        byRow[r] = x;
       } else {
         others++;
       }
@@ -192,8 +216,10 @@ function parseCsv(text: string, name: string): string[][] {
   if (looksBinary(text)) {
     throw new Error(`${name} is not a CSV file: it holds binary data (an image, a spreadsheet or an archive?). Export it as CSV first.`);
   }
+  // Semicolons and tabs too (spreadsheets in many locales write them).
+  delimiter = delimiterOf(text.replace(/^\uFEFF/, ''));
   try {
-    return parseSync(text, { relax_column_count: true, skip_empty_lines: true });
+    return parseSync(text, { relax_column_count: true, skip_empty_lines: true, bom: true, delimiter });
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
     throw new Error(`${name} could not be read as CSV (${detail}). Is it a comma-separated text file?`);
@@ -446,9 +472,13 @@ async function release(settings: ReleaseSettings): Promise<void> {
     ...(perPerson === undefined ? {} : { users: perPerson.users, maxContributions: settings.person?.maxContributions }),
   } as QuantilesOptions);
   const milliseconds = performance.now() - start;
-  // The data owner's view: exact order statistics and the empirical CDF.
-  const sorted = Float64Array.from(data, (x) => Math.min(Math.max(x, settings.lower), settings.upper)).sort();
+  // The data owner's view: exact order statistics and the empirical CDF of
+  // the data as it is, not clamped (clamped, a release with every value at
+  // a bound showed rank error 0), and how much of it the bounds cut off.
+  const sorted = Float64Array.from(data).sort();
   const n = sorted.length;
+  let outside = 0;
+  for (const x of sorted) if (x < settings.lower || x > settings.upper) outside++;
   const step = Math.max(1, Math.floor(n / 400));
   const xs: number[] = [];
   const ys: number[] = [];
@@ -466,6 +496,7 @@ async function release(settings: ReleaseSettings): Promise<void> {
       values: settings.quantiles.map((q) => (n === 0 ? NaN : sorted[Math.min(Math.floor(q * n), n - 1)])),
       rankErrors: settings.quantiles.map((q, i) => rankError(sorted, q, result.values[i], tieOf(result.resolution, settings.lower, settings.upper))),
       cdf: [xs, ys],
+      outside: n === 0 ? 0 : outside / n,
     },
   });
 }

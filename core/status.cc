@@ -44,7 +44,7 @@ const char* StatusCodeName(StatusCode code) {
 std::string FormatNumber(double value) {
   if (std::isnan(value)) return "NaN";
   if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
-  if (value == 0) return "0";
+  if (value == 0) return std::signbit(value) ? "-0" : "0";
   // The fewest significant digits that read back exactly, then written as
   // JavaScript's String(x) writes them (the package prints numbers that
   // way too): plain from 1e-6 up to 1e21, else d.ddde-7 or de+21, with no
@@ -70,7 +70,8 @@ std::string FormatNumber(double value) {
     if (point <= 0) {
       out += "0." + std::string(static_cast<size_t>(-point), '0') + digits;
     } else if (static_cast<size_t>(point) >= digits.size()) {
-      out += digits + std::string(static_cast<size_t>(point) - digits.size(), '0');
+      out +=
+          digits + std::string(static_cast<size_t>(point) - digits.size(), '0');
     } else {
       out += digits.substr(0, static_cast<size_t>(point)) + "." +
              digits.substr(static_cast<size_t>(point));

@@ -682,6 +682,7 @@ TEST(FormatNumberTest, ShortestExactAndPlainWherePlainIsShort) {
   // Messages quote numbers back exactly, readably: "10", not "1e+01".
   EXPECT_EQ(FormatNumber(10), "10");
   EXPECT_EQ(FormatNumber(0), "0");
+  EXPECT_EQ(FormatNumber(-0.0), "-0");  // an epsilon of -0 is quoted as given
   EXPECT_EQ(FormatNumber(0.1), "0.1");
   EXPECT_EQ(FormatNumber(-0.25), "-0.25");
   EXPECT_EQ(FormatNumber(123456.789), "123456.789");
@@ -704,7 +705,8 @@ TEST(FormatNumberTest, ShortestExactAndPlainWherePlainIsShort) {
     const uint64_t bits = rng.NextUint64();
     std::memcpy(&x, &bits, 8);
     if (!std::isfinite(x)) continue;
-    ASSERT_EQ(std::strtod(FormatNumber(x).c_str(), nullptr), x) << FormatNumber(x);
+    ASSERT_EQ(std::strtod(FormatNumber(x).c_str(), nullptr), x)
+        << FormatNumber(x);
   }
 }
 

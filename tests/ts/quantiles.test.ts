@@ -182,6 +182,10 @@ describe('bad input', () => {
     ['both budgets', () => dpq.quantiles(data, { ...base, rho: 1 }), 'INVALID_PRIVACY', 'both'],
     // @ts-expect-error: the types require exactly one budget, as the runtime does
     ['no budget', () => dpq.quantiles(data, { lower: 0, upper: 1, quantiles: [0.5] }), 'INVALID_PRIVACY'],
+    // @ts-expect-error: delta goes with method 'appindexp' only, as the runtime says
+    ['delta without appindexp', () => dpq.quantiles(data, { ...base, delta: 1e-6 }), 'INVALID_OPTION', 'delta'],
+    // @ts-expect-error: the types say delta needs appindexp for an explicit method too
+    ['delta with aq', () => dpq.quantiles(data, { ...base, method: 'aq', delta: 1e-6 }), 'INVALID_OPTION', 'delta'],
     // @ts-expect-error: an array-like object is not an array; the types say so, as the runtime does
     ['array-like object', () => dpq.quantiles({ length: 1, 0: 5 }, base), 'INVALID_ARGUMENT'],
     ['rho 0', () => dpq.quantiles(data, { lower: 0, upper: 1, quantiles: [0.5], rho: 0 }), 'INVALID_PRIVACY', 'rho'],
@@ -206,7 +210,7 @@ describe('bad input', () => {
     ['string bound', () => dpq.quantiles(data, { ...base, lower: '0' }), 'INVALID_ARGUMENT', 'lower'],
     ['fractional seed', () => dpq.quantiles(data, { ...base, seed: 1.5 }), 'INVALID_ARGUMENT', 'seed'],
     // Messages a person can read: short numbers, grammar, typo hints.
-    ['tiny negative epsilon', () => dpq.quantiles(data, { ...base, epsilon: -1e-7 }), 'INVALID_PRIVACY', 'epsilon is -1e-07;'],
+    ['tiny negative epsilon', () => dpq.quantiles(data, { ...base, epsilon: -1e-7 }), 'INVALID_PRIVACY', 'epsilon is -1e-7;'],
     ['negative zero epsilon', () => dpq.quantiles(data, { ...base, epsilon: -0 }), 'INVALID_PRIVACY', 'epsilon is -0;'],
     ['a budget too small for exact noise', () => dpq.quantiles(data, { ...base, epsilon: 1e-300, method: 'aggtree' }), 'INVALID_PRIVACY', 'scale 4e+300 is above'],
     // @ts-expect-error: wrong JavaScript types

@@ -29,6 +29,16 @@ const registry =
 /** Internal: each stream's live embind handle, for merging. */
 const handleOf = new WeakMap<object, () => WasmStream>();
 
+/** Internal: each stream's flush of its gathered pushes (before a merge reads it). */
+const flushOf = new WeakMap<object, () => void>();
+
+// Small pushes are gathered here and reach the module PENDING_VALUES at a
+// time (or before anything reads the sketch): one value pushed alone cost
+// about 5 microseconds in copies and calls across the boundary.
+const PENDING_VALUES = 4096;
+// Pushes of at most this many values are gathered; larger ones go at once.
+const SMALL_PUSH = 256;
+
 /** Internal: each stream's release with a session to spend from. */
 export const releaseInSession = new WeakMap<object, (options: StreamQuantilesOptions, session: WasmSession) => StreamRelease>();
 
@@ -60,6 +70,24 @@ export function wrapStream(
     return handle;
   }
 
+  // The gathered small pushes (already checked finite), sent whole; the
+  // buffer is made at the first small push (many streams may never have
+  // one).
+  let pending: Float64Array | undefined;
+  let pendingCount = 0;
+  function flush(): void {
+    if (pendingCount === 0 || pending === undefined) return;
+    const values = pending.subarray(0, pendingCount);
+    pendingCount = 0;
+    withBuffer(values, 0, (at) => check(handle.push(at, values.length)));
+  }
+  // The sketch as of every push so far.
+  function current(): WasmStream {
+    const target = live();
+    flush();
+    return target;
+  }
+
   function withBuffer<T>(values: ArrayLike<number>, extra: number, call: (at: number, out: number) => T): T {
     const at = module._malloc(Math.max(1, values.length) * 8);
     const out = module._malloc(Math.max(1, extra) * 8);
@@ -74,7 +102,7 @@ export function wrapStream(
   }
 
   function release(options: StreamQuantilesOptions, session?: WasmSession): StreamRelease {
-    const stream = live();
+    const stream = current();
     if (typeof options !== 'object' || options === null) fail('INVALID_ARGUMENT', 'options must be an object');
     const quantiles = copyNumbers('quantiles', options.quantiles);
     checkNumber('epsilon', options.epsilon, true);
@@ -119,27 +147,46 @@ export function wrapStream(
     push(chunk) {
       const target = live();
       const values = copyNumbers('chunk', chunk);
+      if (values.length <= SMALL_PUSH) {
+        // Checked now, as the module would (a bad chunk adds nothing).
+        for (let i = 0; i < values.length; i++) {
+          if (!Number.isFinite(values[i])) {
+            fail(
+              'NON_FINITE_VALUE',
+              `value at index ${i} of the chunk is ${Number.isNaN(values[i]) ? 'NaN' : 'infinite'}; nothing of this chunk was added`,
+            );
+          }
+        }
+        if (pendingCount + values.length > PENDING_VALUES) flush();
+        pending ??= new Float64Array(PENDING_VALUES);
+        pending.set(values, pendingCount);
+        pendingCount += values.length;
+        return;
+      }
+      flush();
       withBuffer(values, 0, (at) => check(target.push(at, values.length)));
     },
     merge(other) {
-      const target = live();
+      const target = current();
+      flushOf.get(other as object)?.();
       const source = typeof other === 'object' && other !== null ? handleOf.get(other) : undefined;
       if (source === undefined) fail('INVALID_ARGUMENT', 'merge takes a stream from createStream or loadStream');
       if (source() === target) fail('INVALID_ARGUMENT', 'a stream cannot be merged into itself');
       check(target.merge(source()));
     },
     get count() {
-      return live().count();
+      return live().count() + pendingCount;
     },
     get memoryBytes() {
-      return live().memoryBytes();
+      return current().memoryBytes();
     },
     quantiles: (options) => release(options).values,
     release: (options) => release(options),
-    serialize: () => live().serialize(),
+    serialize: () => current().serialize(),
     dispose() {
       if (disposed) return;
       disposed = true;
+      pendingCount = 0;
       liveStreams--;
       registry?.unregister(token);
       handle.delete();
@@ -147,6 +194,9 @@ export function wrapStream(
   };
   releaseInSession.set(stream, release);
   handleOf.set(stream, live);
+  flushOf.set(stream, () => {
+    if (!disposed) flush();
+  });
   // `using s = dpq.createStream(...)` where the runtime has Symbol.dispose.
   const disposeSymbol = (Symbol as { dispose?: symbol }).dispose;
   if (disposeSymbol !== undefined) {

@@ -29,14 +29,14 @@ export type NumericData =
 /** A privacy budget: exactly one of `epsilon` and `rho`. */
 export type Budget =
   | {
-      /** Pure epsilon-DP budget for the whole release. */
-      epsilon: number;
-      rho?: undefined;
-    }
-  | {
       /** rho-zCDP budget for the whole release. */
       rho: number;
       epsilon?: undefined;
+    }
+  | {
+      /** Pure epsilon-DP budget for the whole release. */
+      epsilon: number;
+      rho?: undefined;
     };
 
 /** Options every method takes, besides the budget. */
@@ -116,12 +116,16 @@ export interface PerPersonOptions {
  * fine grids and under zCDP.
  */
 export interface AutoOptions extends BaseQuantilesOptions {
+  /** Only `method: 'appindexp'` takes `delta` (with `epsilon`). */
+  delta?: undefined;
   method?: 'auto';
   /** Public output resolution, as for `aq`. */
   step?: number;
 }
 /** ApproximateQuantiles: many quantiles, error growing with log m. */
 export interface AqOptions extends BaseQuantilesOptions {
+  /** Only `method: 'appindexp'` takes `delta` (with `epsilon`). */
+  delta?: undefined;
   method?: 'aq';
   /**
    * Public output resolution: released values are `lower + k * step` (the
@@ -133,6 +137,8 @@ export interface AqOptions extends BaseQuantilesOptions {
 }
 /** JointExp: one exponential mechanism over all m-tuples. */
 export interface JointExpOptions extends BaseQuantilesOptions {
+  /** Only `method: 'appindexp'` takes `delta` (with `epsilon`). */
+  delta?: undefined;
   method: 'jointexp';
   /** Public output resolution, as for `aq`. */
   step?: number;
@@ -149,6 +155,8 @@ export interface JointExpOptions extends BaseQuantilesOptions {
 }
 /** Inverse sensitivity: JointExp's cousin; replace-one neighbours, n public. */
 export interface InverseSensitivityOptions extends BaseQuantilesOptions {
+  /** Only `method: 'appindexp'` takes `delta` (with `epsilon`). */
+  delta?: undefined;
   method: 'inverse-sensitivity';
   /** Public output resolution, as for `aq`. */
   step?: number;
@@ -165,6 +173,8 @@ export interface InverseSensitivityOptions extends BaseQuantilesOptions {
 }
 /** HSJointExp: JointExp on jittered data, for data with atoms. */
 export interface HsJointExpOptions extends BaseQuantilesOptions {
+  /** Only `method: 'appindexp'` takes `delta` (with `epsilon`). */
+  delta?: undefined;
   method: 'hs-jointexp';
   /** Jitter distribution; `'uniform'` by default. */
   jitter?: 'uniform' | 'gaussian';
@@ -193,6 +203,8 @@ export interface AppIndExpOptions extends BaseQuantilesOptions {
 }
 /** AggTree: a b-ary tree of noisy counts. */
 export interface AggTreeOptions extends BaseQuantilesOptions {
+  /** Only `method: 'appindexp'` takes `delta` (with `epsilon`). */
+  delta?: undefined;
   method: 'aggtree';
   /** Children per node, 2..1024; default 16. */
   branching?: number;
@@ -214,6 +226,8 @@ export interface AggTreeOptions extends BaseQuantilesOptions {
 }
 /** Binary-tree CDF made monotone by isotonic regression. */
 export interface TreeCdfOptions extends BaseQuantilesOptions {
+  /** Only `method: 'appindexp'` takes `delta` (with `epsilon`). */
+  delta?: undefined;
   method: 'tree-cdf';
   /** Equal cells of [lower, upper], a power of two up to 2^21; default 1024. */
   cells?: number;
@@ -226,7 +240,6 @@ export interface TreeCdfOptions extends BaseQuantilesOptions {
  * and exactly one of `epsilon` and `rho` sets the budget.
  */
 export type QuantilesOptions = (
-  | (AutoOptions & PerPersonOptions)
   | (AqOptions & PerPersonOptions)
   | (JointExpOptions & PerPersonOptions)
   | InverseSensitivityOptions
@@ -234,6 +247,9 @@ export type QuantilesOptions = (
   | (AppIndExpOptions & PerPersonOptions)
   | (AggTreeOptions & PerPersonOptions)
   | (TreeCdfOptions & PerPersonOptions)
+  // Last: a type error about options without a method then names what the
+  // default needs (a budget), not the last method's options.
+  | (AutoOptions & PerPersonOptions)
 ) &
   Budget;
 
@@ -288,8 +304,13 @@ export interface GroupKeyOptions {
   maxGroups?: number;
 }
 
-/** Options of `releaseByGroup`: a release's, applied to every group, and the groups'. */
-export type GroupOptions = QuantilesOptions & GroupKeyOptions;
+/**
+ * Options of `releaseByGroup`: a release's, applied to every group, and the
+ * groups'. (`delta` is the private keys' here; with public keys it is
+ * appindexp's, as in a release.)
+ */
+export type GroupOptions = (QuantilesOptions extends infer O ? (O extends unknown ? Omit<O, 'delta'> : never) : never) &
+  GroupKeyOptions;
 
 /**
  * A GROUP BY's three columns (docs/scale.md): `counts[i]` rows of key
@@ -308,7 +329,7 @@ export interface GroupCountsData {
  * Per person, the query bounds each person (docs/scale.md) and says how:
  * `maxGroups` keys a person counts in and `maxContributions` rows in each.
  */
-export type GroupCountsOptions = CountsOptions &
+export type GroupCountsOptions = (CountsOptions extends infer O ? (O extends unknown ? Omit<O, 'delta'> : never) : never) &
   GroupKeyOptions & {
     buckets: number;
     /** With `maxGroups`: the most rows the query kept of a person in a key. */
@@ -673,7 +694,12 @@ export interface StreamRelease {
  * data: keep them with the data owner, like the data itself.
  */
 export interface QuantileStream {
-  /** Adds values; a chunk with a non-finite value adds nothing and throws. */
+  /**
+   * Adds values; a chunk with a non-finite value adds nothing and throws.
+   * Any chunk size works: up to 256 values are gathered in JavaScript and
+   * sent 4,096 at a time (one value costs well under a microsecond), and
+   * larger chunks (64 Ki values is a good size) go straight to the sketch.
+   */
   push(chunk: NumericData): void;
   /**
    * Adds everything `other` summarises: afterwards this stream answers for

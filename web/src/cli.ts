@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=1 --max-old-space-size=128
+#!/usr/bin/env -S node --max-semi-space-size=2 --max-old-space-size=128
 // dp-quantiles: private quantiles of one CSV column, printed as JSON.
 import {
   closeSync,
@@ -235,9 +235,12 @@ async function readColumn(
   let lines = 0;
   const progress = process.stderr.isTTY === true;
   try {
-    for await (const record of parser as AsyncIterable<string[]>) {
+    // Records are drained synchronously as they come ('readable'), not
+    // through an async iterator: a promise and a microtask a record were a
+    // fifth of reading 10^6 rows, and their garbage most of the rest.
+    const onRecord = (record: string[]): void => {
       const line = ++lines;
-      if (record.length === 1 && record[0] === '') continue; // an empty line
+      if (record.length === 1 && record[0] === '') return; // an empty line
       const row = { record };
       if (rows++ === 0) {
         if (header) index = row.record.indexOf(column);
@@ -254,7 +257,7 @@ async function readColumn(
         }
         if (userColumn !== undefined) userIndex = extraColumnIndex(row.record, userColumn, header, 'user');
         if (groupColumn !== undefined) groupIndex = extraColumnIndex(row.record, groupColumn, header, 'group-by');
-        if (header) continue;
+        if (header) return;
       }
       if (index >= row.record.length) {
         throw new UsageError(
@@ -274,7 +277,7 @@ async function readColumn(
         if (skipped === 0) firstSkippedLine = line;
         skipped++;
         if (COMMA_DECIMAL.test(cell)) commaDecimals++;
-        continue;
+        return;
       }
       if (count === values.length) {
         const grown = new Float64Array(values.length * 2);
@@ -285,7 +288,21 @@ async function readColumn(
       users?.push(row.record[userIndex]);
       groups?.push(row.record[groupIndex]);
       if (progress && count % 100_000 === 0) process.stderr.write(`\rread ${count.toLocaleString('en')} values`);
-    }
+    };
+    await new Promise<void>((resolve, reject) => {
+      parser.on('readable', () => {
+        try {
+          for (let record = parser.read() as string[] | null; record !== null; record = parser.read() as string[] | null) {
+            onRecord(record);
+          }
+        } catch (error) {
+          parser.destroy();
+          reject(error);
+        }
+      });
+      parser.on('end', resolve);
+      parser.on('error', reject);
+    });
     await feed;
   } catch (error) {
     if (error instanceof UsageError) throw error;

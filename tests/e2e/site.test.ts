@@ -126,7 +126,7 @@ it('releases quantiles of a built-in dataset with a table and a chart', async ()
   // One session per dataset: a second release spends again.
   expect(await page.textContent('#session-summary')).toMatch(/Spent on this dataset so far: ε = 1 in 1 release,/);
   await release('-20', '50');
-  expect(await page.textContent('#session-summary')).toMatch(/ε = 2 in 2 releases, of a session total of ε = 10, δ = 1e-6/);
+  expect(await page.textContent('#session-summary')).toMatch(/ε = 2 in 2 releases, of a session total of ε = 10, δ = 0\.000001/);
   // Legends name the series; no "--" placeholders.
   expect(await page.textContent('#cdf-figure')).not.toContain('--');
   await page.screenshot({ path: join(shots, 'release.png'), fullPage: true });

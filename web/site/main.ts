@@ -44,7 +44,9 @@ function budgetText(budget: Record<string, number | string>): string {
     .filter(([key, value]) => key in GREEK && !(key === 'delta' && value === 0))
     .map(([key, value]) => {
       const amount = Number(value);
-      return `${GREEK[key]} = ${amount !== 0 && amount < 1e-3 ? amount.toExponential() : Number(amount.toPrecision(4))}`;
+      // As the library's messages and JSON write numbers (JavaScript's
+      // String): δ = 0.000001 here and there alike.
+      return `${GREEK[key]} = ${String(Number(amount.toPrecision(4)))}`;
     })
     .join(', ');
 }

@@ -37,8 +37,12 @@ StatusOr<SelectionPlan> PlanSelection(double epsilon, double delta,
   const double b = plan.scale.Value();
   const double exact = b * (std::log(g / delta) - std::log1p(std::exp(-1 / b)));
   const double margin = std::ldexp(std::fabs(exact) + b, -40) + 1e-9;
-  plan.threshold =
-      per_key + static_cast<int64_t>(std::ceil(std::max(0.0, exact + margin)));
+  // Past any count (2^53 rows), a threshold selects nothing: capped there
+  // (a tiny delta gives an infinite logarithm).
+  constexpr double kPastAnyCount = 9007199254740992.0;  // 2^53
+  const double above = std::ceil(std::max(0.0, exact + margin));
+  plan.threshold = per_key + static_cast<int64_t>(
+                                 above < kPastAnyCount ? above : kPastAnyCount);
   return plan;
 }
 

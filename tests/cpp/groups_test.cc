@@ -371,6 +371,11 @@ TEST(PartitionSelectionTest, OneRowAppearsWithProbabilityAtMostDelta) {
       }
     }
   }
+  // A delta so small its logarithm is infinite: nothing can clear the
+  // threshold (capped past any count), no overflow (the fuzzer's find).
+  const StatusOr<SelectionPlan> tiny = PlanSelection(1, 5e-324, 1);
+  ASSERT_TRUE(tiny.ok());
+  EXPECT_GT(tiny.value().threshold, int64_t{1} << 53);
   EXPECT_FALSE(PlanSelection(1, 0, 1).ok());
   EXPECT_FALSE(PlanSelection(1, 1, 1).ok());
   EXPECT_FALSE(PlanSelection(0, 1e-6, 1).ok());

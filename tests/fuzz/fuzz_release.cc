@@ -1,13 +1,15 @@
 // Fuzzes the release entry points (ReleaseQuantiles, ReleaseFromCounts,
-// SanitizeSample) and
+// ReleaseByGroup and its counts, SanitizeSample) and
 // their option parsing: any bytes must give a release or a Status, never a
 // crash, a sanitizer report or a hang. Sizes stay small (what the fuzzer
 // looks for is bad handling, not slow but valid work).
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "core/groups.h"
 #include "core/release.h"
 #include "tests/fuzz/fuzz_input.h"
 
@@ -104,6 +106,51 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
         __builtin_trap();
     }
   }
+
+  // Grouped: the same request over up to 4 keys (public or private), the
+  // codes from the input, some out of range (left out); and the same
+  // groups' counts.
+  dpq::GroupRequest grouped;
+  grouped.release = request;
+  grouped.release.buckets.reset();
+  grouped.keys = in.Byte() % 5;
+  const uint8_t keying = in.Byte();
+  grouped.private_keys = (keying & 1) != 0;
+  if (keying & 2) grouped.delta = in.Number();
+  if (keying & 4) grouped.selection_share = in.Number();
+  std::vector<unsigned char> codes(8 * (data.size() + 1));
+  std::vector<uint32_t> keys;
+  for (size_t i = 0; i < data.size(); ++i) {
+    const uint32_t code = in.Byte() % 6;
+    std::memcpy(codes.data() + 4 * i, &code, 4);
+    keys.push_back(code);
+  }
+  std::vector<double> grouped_out(
+      (grouped.keys + 1) * (request.quantiles.size() + 1), 0);
+  scratch = data;
+  const dpq::StatusOr<dpq::GroupedReport> by_group =
+      dpq::ReleaseByGroup(scratch.data(), codes.data(), scratch.size(), grouped,
+                          grouped_out.data());
+  if (by_group.ok()) {
+    for (size_t key = 0; key < grouped.keys; ++key) {
+      if (by_group.value().released[key] == 0) continue;
+      for (size_t i = 0; i < request.quantiles.size(); ++i) {
+        const double v = grouped_out[key * request.quantiles.size() + i];
+        if (!(v >= request.lower && v <= request.upper)) __builtin_trap();
+      }
+    }
+  }
+  std::vector<double> group_buckets;
+  std::vector<double> group_counts;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    group_buckets.push_back(in.Number());
+    double c = in.Number();
+    if (c > 100 && c < 4294967296.0) c = 100;
+    group_counts.push_back(c);
+  }
+  (void)dpq::ReleaseByGroupFromCounts(
+      keys.data(), group_buckets.data(), group_counts.data(), keys.size(),
+      1 + in.Byte() % 50, grouped, grouped_out.data());
 
   dpq::SanitizeRequest sanitize;
   sanitize.lower = request.lower;

@@ -30,6 +30,9 @@ constexpr double kReachMargin = 4;
 // found) at 2^-kBoundDropBits of its weight, and its shells decay at once:
 // outputs at or next to a bound far from the data were the worst values.
 constexpr int kBoundDropBits = 4;
+// The least quantile mass of a node beside a bound that draws from the
+// first look's bins rather than the endpoint shells. Public.
+constexpr double kAqLookBinsMass = 0.25;
 
 // The reach's shell for a node whose released end is `width` points from
 // its public bound, or -1: also when the bound is within the reach, where
@@ -72,6 +75,8 @@ struct Node {
   // a further released cut beyond it (Reach below).
   int first_reach = -1;
   int last_reach = -1;
+  // The first look (aq.h), public; nullptr or not found(): none.
+  const AqLook* look = nullptr;
 
   size_t middle() const { return begin + (end - begin + 1) / 2 - 1; }
   bool leaf() const { return end - begin == 1; }
@@ -91,16 +96,28 @@ struct Node {
   QuantileProblem Problem(const std::vector<double>& quantiles) const {
     // Rescaling from the originals, not level by level, avoids compounding
     // rounding: (q - low) / (high - low) is the paper's repeated rescaling.
-    return {runs,
-            lo,
-            hi,
-            first_point,
-            last_point,
-            (quantiles[middle()] - low) / (high - low),
-            PointMeasure::Shells(first_point, last_point, first_end, last_end,
-                                 first_reach, last_reach,
-                                 first_reach == 0 ? kBoundDropBits : 0,
-                                 last_reach == 0 ? kBoundDropBits : 0)};
+    QuantileProblem problem{
+        runs,        lo,         hi,
+        first_point, last_point, (quantiles[middle()] - low) / (high - low)};
+    const bool first_bound = first_end == kBoundEndWeight;
+    const bool last_bound = last_end == kBoundEndWeight;
+    // Bins where they say more than the cut's shells: between both bounds;
+    // beside one where the node holds a large share of the records
+    // (kAqLookBinsMass of the quantile mass; fewer lie next to the cut at
+    // scales finer than a bin); and wherever the node has no reach (its
+    // parent held both bounds: p1 under a root at p5 had only shells).
+    if (look != nullptr && look->found && (first_bound || last_bound) &&
+        ((first_bound && last_bound) || high - low >= kAqLookBinsMass ||
+         (first_reach < 0 && last_reach < 0))) {
+      problem.measure =
+          PointMeasure::Binned(first_point, last_point, &look->weights);
+      return problem;
+    }
+    problem.measure = PointMeasure::Shells(
+        first_point, last_point, first_end, last_end, first_reach, last_reach,
+        first_reach == 0 ? kBoundDropBits : 0,
+        last_reach == 0 ? kBoundDropBits : 0);
+    return problem;
   }
   // A child of this node after `cut` (its run an index into `runs`).
   Node Left(const std::vector<double>& quantiles, SplitPoint cut,
@@ -126,6 +143,7 @@ struct Node {
               kReleasedEndWeight,
               child_budget,
               split};
+    left.look = look;
     // A public bound on the left, released cuts at cut and at this node's
     // right end: the left child's records lie about as far below the cut as
     // the quantiles between them say.
@@ -156,6 +174,7 @@ struct Node {
         last_end,
         child_budget,
         split};
+    right.look = look;
     if (last_end == kBoundEndWeight && first_end == kReleasedEndWeight) {
       const double q = quantiles[middle()];
       const int reach = Reach(cut.point - first_point, (high - q) / (q - low),
@@ -170,20 +189,22 @@ struct Node {
 };
 
 Node Root(const Runs& runs, int64_t steps, size_t m, double epsilon,
-          AqBudgetSplit split) {
-  return {0,
-          m,
-          0.0,
-          1.0,
-          0,
-          steps,
-          runs,
-          0,
-          runs.total(),
-          kBoundEndWeight,
-          kBoundEndWeight,
-          epsilon,
-          split};
+          AqBudgetSplit split, const AqLook* look) {
+  Node root{0,
+            m,
+            0.0,
+            1.0,
+            0,
+            steps,
+            runs,
+            0,
+            runs.total(),
+            kBoundEndWeight,
+            kBoundEndWeight,
+            epsilon,
+            split};
+  root.look = look;
+  return root;
 }
 
 void SampleNode(const Node& node, const std::vector<double>& quantiles,
@@ -278,11 +299,11 @@ int ApproximateQuantilesLevels(size_t distinct_quantiles) {
 
 std::vector<int64_t> SampleApproximateQuantiles(
     const Runs& runs, int64_t steps, const std::vector<double>& quantiles,
-    double epsilon, AqBudgetSplit split, RandomSource& rng,
-    uint64_t sub_points) {
+    double epsilon, AqBudgetSplit split, RandomSource& rng, uint64_t sub_points,
+    const AqLook& look) {
   std::vector<int64_t> points(quantiles.size(), 0);
-  SampleNode(Root(runs, steps, quantiles.size(), epsilon, split), quantiles,
-             sub_points, rng, &points);
+  SampleNode(Root(runs, steps, quantiles.size(), epsilon, split, &look),
+             quantiles, sub_points, rng, &points);
   return points;
 }
 
@@ -290,9 +311,70 @@ double ApproximateQuantilesLogProbability(const Runs& runs, int64_t steps,
                                           const std::vector<double>& quantiles,
                                           double epsilon, AqBudgetSplit split,
                                           const std::vector<int64_t>& points,
-                                          uint64_t sub_points) {
-  return NodeLogProbability(Root(runs, steps, quantiles.size(), epsilon, split),
-                            quantiles, sub_points, points);
+                                          uint64_t sub_points,
+                                          const AqLook& look) {
+  return NodeLogProbability(
+      Root(runs, steps, quantiles.size(), epsilon, split, &look), quantiles,
+      sub_points, points);
+}
+
+StatusOr<AqLookPlan> PlanAqLook(const PrivacyBudget& budget, double share) {
+  const BudgetSplit split = SplitBudget(budget, share);
+  StatusOr<CountNoise> noise = CountNoiseFor(split.share);
+  if (!noise.ok()) return noise.status();
+  AqLookPlan plan;
+  plan.share = split.share;
+  plan.noise = noise.value();
+  const double parameter = plan.noise.parameter.Value();
+  plan.noise_scale = plan.noise.kind == CountNoise::Kind::kLaplace
+                         ? parameter
+                         : std::sqrt(parameter);
+  plan.rest = split.rest;
+  return plan;
+}
+
+std::vector<int64_t> AqLookCounts(const Runs& runs, int64_t points, int bins) {
+  const BinnedWeights edges(
+      points, std::vector<uint64_t>(static_cast<size_t>(bins), 1));
+  std::vector<int64_t> counts(static_cast<size_t>(bins), 0);
+  uint64_t below = 0;  // records below the bin's lower edge
+  for (int b = 0; b < bins; ++b) {
+    const uint64_t up_to = runs.Below(edges.Edge(b + 1));
+    counts[static_cast<size_t>(b)] = static_cast<int64_t>(up_to - below);
+    below = up_to;
+  }
+  return counts;
+}
+
+double AqLookLogProbability(const Runs& runs, int64_t points,
+                            const CountNoise& noise,
+                            const std::vector<int64_t>& noisy) {
+  const std::vector<int64_t> counts =
+      AqLookCounts(runs, points, static_cast<int>(noisy.size()));
+  double total = 0;
+  for (size_t b = 0; b < noisy.size(); ++b) {
+    total += std::log(noise.Pmf(noisy[b] - counts[b]));
+  }
+  return total;
+}
+
+AqLook AqLookFromCounts(const std::vector<int64_t>& noisy, double noise_scale,
+                        int64_t points) {
+  AqLook look;
+  std::vector<uint64_t> weights;
+  for (int64_t count : noisy) {
+    // floor(count / s) doublings, in [0, kMostBinWeightBits].
+    const double doublings =
+        std::floor(static_cast<double>(count) / noise_scale);
+    const int bits = doublings <= 0 ? 0
+                     : doublings >= kMostBinWeightBits
+                         ? kMostBinWeightBits
+                         : static_cast<int>(doublings);
+    weights.push_back(uint64_t{1} << bits);
+  }
+  look.found = true;
+  look.weights = BinnedWeights(points, std::move(weights));
+  return look;
 }
 
 }  // namespace dpq

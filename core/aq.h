@@ -64,8 +64,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/discrete_noise.h"
 #include "core/exponential_quantile.h"
+#include "core/privacy.h"
 #include "core/random.h"
+#include "core/status.h"
 
 namespace dpq {
 
@@ -83,10 +86,55 @@ enum class AqBudgetSplit { kPerLevel, kPerPath };
 // split form's sub-points per point (tests use tiny ones). Returns the
 // points in the order of `quantiles`, non-decreasing. O(m (runs near each
 // target)): nothing is done per record.
+// AQ's first look (docs/algorithms/aq.md): where the records lie, from a
+// noisy histogram at a small share of the budget. Every node with a public
+// bound for an end (the root, and the nodes along the two outer paths)
+// then draws from binned weights over its points instead of the endpoint
+// shells: 2^floor(noisy count / s) a bin (s the noise's scale, or its
+// standard deviation; at least 1, at most 2^kMostBinWeightBits), so the
+// empty stretch between a loose bound and the data weighs little. Only
+// base measures change: the release's guarantee is what it was (any public
+// measure), composed with the histogram's; a poor look costs accuracy,
+// never privacy, and never moves a target rank.
+struct AqLook {
+  bool found = false;
+  BinnedWeights weights;
+};
+// Bins of the look, equal over the release grid's points. Public; not
+// privacy-relevant (any number of bins: a record is in one).
+constexpr int kAqLookBins = 16;
+// The look's share of AQ's budget by default (option `look`), and the most
+// a caller may give it. Public.
+constexpr double kAqLookShare = 0.05;
+constexpr double kMaxAqLookShare = 0.5;
+// The look's plan for a method budget and share: the histogram's noise (at
+// `share` of the budget, SplitBudget) and the rest for the quantiles; they
+// compose in sequence to at most the budget. `noise_scale` is the Laplace
+// noise's scale or the Gaussian's standard deviation.
+struct AqLookPlan {
+  PrivacyBudget share;  // the histogram's
+  CountNoise noise;
+  double noise_scale = 0;
+  PrivacyBudget rest;
+};
+StatusOr<AqLookPlan> PlanAqLook(const PrivacyBudget& budget, double share);
+// The records of `runs` in each of `bins` equal bins over [0, points - 1]
+// (BinnedWeights' edges): the histogram the look adds noise to.
+std::vector<int64_t> AqLookCounts(const Runs& runs, int64_t points, int bins);
+// log P(the look's histogram is `noisy` | runs), exactly (the noise's pmf
+// per bin), for the privacy tests.
+double AqLookLogProbability(const Runs& runs, int64_t points,
+                            const CountNoise& noise,
+                            const std::vector<int64_t>& noisy);
+// The look from noisy counts whose noise has scale (or standard deviation)
+// `noise_scale` > 0.
+AqLook AqLookFromCounts(const std::vector<int64_t>& noisy, double noise_scale,
+                        int64_t points);
+
 std::vector<int64_t> SampleApproximateQuantiles(
     const Runs& runs, int64_t steps, const std::vector<double>& quantiles,
     double epsilon, AqBudgetSplit split, RandomSource& rng,
-    uint64_t sub_points = kSplitSubPoints);
+    uint64_t sub_points = kSplitSubPoints, const AqLook& look = AqLook());
 
 // The epsilons of the nodes on every root-to-leaf path of a release of m
 // quantiles, as the sampler gives them (from the quantiles' count and the
@@ -101,7 +149,8 @@ double ApproximateQuantilesLogProbability(const Runs& runs, int64_t steps,
                                           const std::vector<double>& quantiles,
                                           double epsilon, AqBudgetSplit split,
                                           const std::vector<int64_t>& points,
-                                          uint64_t sub_points);
+                                          uint64_t sub_points,
+                                          const AqLook& look = AqLook());
 
 }  // namespace dpq
 

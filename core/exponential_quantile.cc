@@ -509,23 +509,48 @@ uint64_t PointMeasure::ReachedSideMass(int64_t cells, int reach,
   return total;
 }
 
+BinnedWeights::BinnedWeights(int64_t points, std::vector<uint64_t> weights)
+    : points_(points), weights_(std::move(weights)) {
+  before_.assign(weights_.size() + 1, 0);
+  for (int b = 0; b < bins(); ++b) {
+    before_[static_cast<size_t>(b) + 1] =
+        before_[static_cast<size_t>(b)] +
+        static_cast<uint64_t>(Edge(b + 1) - Edge(b)) *
+            weights_[static_cast<size_t>(b)];
+  }
+}
+
+PointMeasure PointMeasure::Binned(int64_t first, int64_t last,
+                                  const BinnedWeights* bins) {
+  PointMeasure m;
+  m.first_ = first;
+  m.last_ = last;
+  if (last >= first) m.bins_ = bins;
+  return m;
+}
+
+int64_t PointMeasure::PieceEnd(int64_t p) const {
+  if (bins_ != nullptr) return bins_->Edge(bins_->BinOf(p) + 1) - 1;
+  // The last point of p's shell from the first end (shells 0..shift_ are
+  // one piece), and of its shell from the last end.
+  const int k_first =
+      std::max(BitWidth(static_cast<uint64_t>(p - first_) + 1) - 1, shift_);
+  const int64_t first_end = first_ + (int64_t{2} << k_first) - 2;
+  const int k_last =
+      std::max(BitWidth(static_cast<uint64_t>(last_ - p) + 1) - 1, 0);
+  const int64_t last_end =
+      k_last <= shift_ ? last_ : last_ - (int64_t{1} << k_last) + 1;
+  return std::min(first_end, last_end);
+}
+
 int64_t PointMeasure::PointAt(int64_t from, int64_t to, uint64_t offset) const {
   if (uniform()) return from + static_cast<int64_t>(offset);
-  // Piece by piece: the weight is constant between shell boundaries (of
-  // either end), so each piece is found, and skipped or entered, in O(1);
-  // a gap crosses few of them.
+  // Piece by piece: the weight is constant within a bin, or between shell
+  // boundaries, so each piece is found, and skipped or entered, in O(1); a
+  // gap crosses few of them.
   int64_t p = from;
   while (p < to) {
-    // The last point of p's shell from the first end (shells 0..shift_
-    // are one piece), and of its shell from the last end.
-    const int k_first =
-        std::max(BitWidth(static_cast<uint64_t>(p - first_) + 1) - 1, shift_);
-    const int64_t first_end = first_ + (int64_t{2} << k_first) - 2;
-    const int k_last =
-        std::max(BitWidth(static_cast<uint64_t>(last_ - p) + 1) - 1, 0);
-    const int64_t last_end =
-        k_last <= shift_ ? last_ : last_ - (int64_t{1} << k_last) + 1;
-    const int64_t end = std::min({to, first_end, last_end});
+    const int64_t end = std::min(to, PieceEnd(p));
     const uint64_t weight = Weight(p);
     // The piece's mass is below 2^64 (every mass is); comparing with it
     // divides only in the piece that holds the offset.

@@ -94,6 +94,7 @@
 #include <memory>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "core/bits.h"
 #include "core/random.h"
@@ -159,6 +160,48 @@ double QuantileSensitivity(double q);
 constexpr uint32_t kReleasedEndWeight = 16;
 constexpr uint32_t kBoundEndWeight = 1;
 constexpr uint64_t kShellsToFlat = 4;
+// A weight per bin of equal bins over the points [0, points - 1] (AQ's
+// first look, aq.h): each at most 2^kMostBinWeightBits, so that with at
+// most 2^52 + 1 points every mass stays below 2^63. Public values only.
+constexpr int kMostBinWeightBits = 10;
+class BinnedWeights {
+ public:
+  BinnedWeights() = default;
+  // `weights` (one a bin, each 1 .. 2^kMostBinWeightBits) over `points`
+  // points, at most one bin a point.
+  BinnedWeights(int64_t points, std::vector<uint64_t> weights);
+
+  int bins() const { return static_cast<int>(weights_.size()); }
+  // Bin b covers the points [Edge(b), Edge(b + 1) - 1].
+  int64_t Edge(int bin) const {
+    return static_cast<int64_t>(static_cast<uint64_t>(bin) *
+                                static_cast<uint64_t>(points_) /
+                                weights_.size());
+  }
+  // The bin of a point of [0, points - 1]: the last b with Edge(b) <= p.
+  int BinOf(int64_t point) const {
+    const uint64_t scaled =
+        (static_cast<uint64_t>(point) + 1) * weights_.size() - 1;
+    return static_cast<int>(scaled / static_cast<uint64_t>(points_));
+  }
+  DPQ_HOT_INLINE uint64_t WeightOf(int64_t point) const {
+    return weights_[static_cast<size_t>(BinOf(point))];
+  }
+  // The mass of the points below x, for x in [0, points].
+  uint64_t Before(int64_t x) const {
+    if (x >= points_) return before_.back();
+    const int b = BinOf(x);
+    return before_[static_cast<size_t>(b)] +
+           static_cast<uint64_t>(x - Edge(b)) *
+               weights_[static_cast<size_t>(b)];
+  }
+
+ private:
+  int64_t points_ = 1;
+  std::vector<uint64_t> weights_ = {1};
+  std::vector<uint64_t> before_ = {0, 1};  // mass below each bin's edge
+};
+
 // Shells nearer an end than 2^-26 of the range share one weight, which keeps
 // every weight below 2^32 and every mass below 2^64 (end weights <= 16).
 // Not privacy-relevant.
@@ -203,9 +246,17 @@ class PointMeasure {
                              int last_reach = -1, int first_drop = 0,
                              int last_drop = 0);
 
-  bool uniform() const { return first_weight_ == 0 && last_weight_ == 0; }
+  // Binned weights (AQ's first look): weight bins->WeightOf(p) over
+  // [first, last]. `bins` is not owned and must outlive the measure.
+  static PointMeasure Binned(int64_t first, int64_t last,
+                             const BinnedWeights* bins);
+
+  bool uniform() const {
+    return first_weight_ == 0 && last_weight_ == 0 && bins_ == nullptr;
+  }
   // w(p) for a point of [first, last].
   DPQ_HOT_INLINE uint64_t Weight(int64_t point) const {
+    if (bins_ != nullptr) return bins_->WeightOf(point);
     if (uniform()) return 1;
     return flat_ +
            first_weight_ *
@@ -221,6 +272,7 @@ class PointMeasure {
   // keep the prefix at their edge, so a segment's mass costs one call.
   DPQ_HOT_INLINE uint64_t Prefix(int64_t x) const {
     const uint64_t before = static_cast<uint64_t>(x - first_);
+    if (bins_ != nullptr) return bins_->Before(x) - bins_->Before(first_);
     if (uniform()) return before;
     return flat_ * before +
            first_weight_ * SideMass(x - first_, first_reach_, first_drop_) +
@@ -233,6 +285,9 @@ class PointMeasure {
   int64_t PointAt(int64_t from, int64_t to, uint64_t offset) const;
 
  private:
+  // The last point of the piece of constant weight that holds p: its bin,
+  // or its shell from either end.
+  int64_t PieceEnd(int64_t p) const;
   // e(d) for an end with reach `reach`, and the mass of that end's first
   // `cells` points.
   DPQ_HOT_INLINE uint64_t ShellWeight(int64_t distance, int reach,
@@ -261,7 +316,8 @@ class PointMeasure {
 
   int64_t first_ = 0;
   int64_t last_ = 0;
-  uint64_t flat_ = 1;        // U
+  const BinnedWeights* bins_ = nullptr;  // Binned; else nullptr
+  uint64_t flat_ = 1;                    // U
   uint64_t last_total_ = 0;  // the last end's shells over all M points
   int first_reach_ = -1;
   int last_reach_ = -1;

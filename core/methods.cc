@@ -59,22 +59,71 @@ Status MoveInto(StatusOr<std::vector<double>> released,
   return Status::Ok();
 }
 
+// AQ on `quantiles` with `budget`: pure DP shares it along each path
+// (aq.h), zCDP per level. Returns the root's epsilon (the smallest) in
+// *root_epsilon.
+std::vector<int64_t> SampleAq(const MethodInput& in,
+                              const std::vector<double>& quantiles,
+                              const PrivacyBudget& budget, const AqLook& look,
+                              double* root_epsilon) {
+  const int levels = ApproximateQuantilesLevels(quantiles.size());
+  *root_epsilon = ExponentialMechanismEpsilonPerPart(budget, levels);
+  const bool per_path = budget.kind == PrivacyBudget::Kind::kPure;
+  return SampleApproximateQuantiles(
+      in.runs, in.grid.steps(), quantiles,
+      per_path ? budget.epsilon : *root_epsilon,
+      per_path ? AqBudgetSplit::kPerPath : AqBudgetSplit::kPerLevel, in.rng,
+      kSplitSubPoints, look);
+}
+
 Status RunAq(const MethodInput& in, ReleaseReport* report,
              std::vector<double>* values) {
   report->resolution = in.grid.resolution();
   report->levels = ApproximateQuantilesLevels(in.quantiles.size());
-  // The root's epsilon, the smallest: under pure DP the budget is shared
-  // along each path (aq.h), so nodes over shallower subtrees get more; zCDP
-  // composes per level.
-  report->mechanism_epsilon =
-      ExponentialMechanismEpsilonPerPart(in.budget, report->levels);
-  const bool per_path = in.budget.kind == PrivacyBudget::Kind::kPure;
+  const std::optional<double> share = in.options.Number("look");
+  if (share.has_value() && !(*share >= 0 && *share <= kMaxAqLookShare)) {
+    return Status(StatusCode::kInvalidOption,
+                  "look must be a share of the budget from 0 (no first look) "
+                  "to " +
+                      FormatNumber(kMaxAqLookShare));
+  }
+  const double look_share = share.value_or(kAqLookShare);
+  AqLook look;
+  PrivacyBudget budget = in.budget;
+  if (look_share > 0) {
+    // The first look (aq.h): a noisy histogram at look_share of the budget,
+    // composed in sequence with the release; only base measures read it.
+    StatusOr<AqLookPlan> plan = PlanAqLook(in.budget, look_share);
+    if (!plan.ok()) return plan.status();
+    budget = plan.value().rest;
+    const int64_t points = in.grid.steps() + 1;
+    std::vector<int64_t> counts = AqLookCounts(in.runs, points, kAqLookBins);
+    plan.value().noise.AddTo(&counts, in.rng);
+    const double scale = plan.value().noise_scale;
+    look = AqLookFromCounts(counts, scale, points);
+    report->look_share = look_share;
+    report->look_spent = plan.value().share;
+    report->look_counts.assign(counts.begin(), counts.end());
+    for (int b = 0; b <= kAqLookBins; ++b) {
+      const int64_t edge = look.weights.Edge(b);
+      report->look_edges.push_back(
+          in.grid.ValueAt(std::min(edge, in.grid.steps())));
+    }
+    // `found`: the span of bins whose noisy count is at least three noise
+    // scales (an empty bin's noise reaches that about once in 40), a
+    // summary of the histogram for the reader; the release uses them all.
+    for (int b = 0; b < kAqLookBins; ++b) {
+      if (look.weights.WeightOf(look.weights.Edge(b)) < (uint64_t{1} << 3) ||
+          look.weights.Edge(b) == look.weights.Edge(b + 1)) {
+        continue;
+      }
+      if (std::isnan(report->look_low))
+        report->look_low = report->look_edges[b];
+      report->look_high = report->look_edges[static_cast<size_t>(b) + 1];
+    }
+  }
   PointsToValues(
-      SampleApproximateQuantiles(
-          in.runs, in.grid.steps(), in.quantiles,
-          per_path ? in.budget.epsilon : report->mechanism_epsilon,
-          per_path ? AqBudgetSplit::kPerPath : AqBudgetSplit::kPerLevel,
-          in.rng),
+      SampleAq(in, in.quantiles, budget, look, &report->mechanism_epsilon),
       in.grid, values);
   return Status::Ok();
 }
@@ -388,7 +437,7 @@ double HsJointExpBytes(const MethodInput& in) {
 
 const std::vector<MethodSpec>& Methods() {
   static const std::vector<MethodSpec> methods = {
-      {"aq", {{"step", false}}, RunAq},
+      {"aq", {{"step", false}, {"look", false}}, RunAq},
       {"jointexp",
        {{"step", false}, {"maxRecords", false}},
        RunJointExp,

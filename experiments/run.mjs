@@ -23,6 +23,15 @@
 //  4. Confidence intervals, coverage against width: n = 10^4 from N(50, 10)
 //     in [0, 100], epsilon = 1, 90%, the median to 19 quantiles, each and
 //     simultaneous; which construction the plan picked.
+//  5. Tails: n = 1,000 sampled per trial, epsilon = 1, every column in its
+//     public bounds ([-100, 100] where it has none), no step: the share of
+//     releases with any value more than 10% of the range from the data's
+//     own quantile, for one quantile (p1, p99), [p1, p99], [p50, p90, p95,
+//     p99], [p5, p25, p50, p75, p95] and 120 quantiles; and the mean value
+//     error of p1, p5, p95 and p99 released together. The default (AQ with
+//     its first look), AQ without it (the default until 0.7), AggTree, and
+//     the naive baseline: private bounds at 20% of epsilon in a session,
+//     then the default inside them.
 //
 // Writes reference.md (the AQ authors' published-code numbers beside ours)
 // and best-methods.md (the best method per dataset, m and budget).
@@ -30,7 +39,9 @@
 // Usage: node experiments/run.mjs [--trials N] [--runs N] [--out DIR]
 //                                 [--datasets name,name] [--skip-mixed]
 //                                 [--skip-large] [--large-trials N]
-//                                 [--skip-intervals]
+//                                 [--skip-intervals] [--skip-tails]
+//                                 [--skip-paper] (section 1)
+//                                 [--tails-trials N]
 // Seeds make the tables reproducible; seeded releases are not private, which
 // is fine for an experiment on public or synthetic data.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -56,6 +67,9 @@ const { values: args } = parseArgs({
     'skip-large': { type: 'boolean', default: false },
     'large-trials': { type: 'string', default: '10' },
     'skip-intervals': { type: 'boolean', default: false },
+    'skip-tails': { type: 'boolean', default: false },
+    'skip-paper': { type: 'boolean', default: false },
+    'tails-trials': { type: 'string', default: '200' },
   },
 });
 const TRIALS = Number(args.trials);
@@ -77,7 +91,7 @@ async function chart(spec, file) {
 // 1. AQ paper, Section 4.3. One task per dataset and budget, spread over
 // worker threads (one per core, at most 4); every trial's seed is fixed, so
 // the numbers do not depend on which thread ran what.
-const list = datasets(args.datasets?.split(','), console.log);
+const list = args['skip-paper'] ? [] : datasets(args.datasets?.split(','), console.log);
 const tasks = list.flatMap((_, dataset) => BUDGETS.map((__, budget) => ({ dataset, budget })));
 const results = list.map(() => BUDGETS.map(() => []));
 const threads = Math.max(1, Math.min(tasks.length, availableParallelism(), 4));
@@ -301,6 +315,108 @@ if (!args['skip-intervals']) {
   }
   writeFileSync(join(args.out, 'intervals.csv'), toCsv(intervalRows));
   console.log('intervals:', intervalRows.map((r) => `${r.quantiles}${r.simultaneous ? ' (all at once)' : ''} ${r.method} width ${r.mean_width}`).join('; '));
+}
+
+// 5. Tails: what analysts ask, value errors a person sees.
+if (!args['skip-tails']) {
+  const TAIL_TRIALS = Number(args['tails-trials']);
+  const n = 1000;
+  const requests = [
+    ['p1', [0.01]],
+    ['p99', [0.99]],
+    ['p1 p99', [0.01, 0.99]],
+    ['p50 p90 p95 p99', [0.5, 0.9, 0.95, 0.99]],
+    ['p5 p25 p50 p75 p95', [0.05, 0.25, 0.5, 0.75, 0.95]],
+    ['120 quantiles', Array.from({ length: 120 }, (_, i) => (i + 1) / 121)],
+    ['p1 p5 p95 p99', [0.01, 0.05, 0.95, 0.99]],
+  ];
+  const variants = [
+    ['default', (data, options) => dpq.release(data, options).values],
+    ['aq without a first look', (data, options) => dpq.release(data, { ...options, method: 'aq', look: 0 }).values],
+    ['aggtree', (data, options) => dpq.release(data, { ...options, method: 'aggtree' }).values],
+    [
+      'private bounds (20%), then the default',
+      (data, options) => {
+        const session = dpq.session({ epsilon: options.epsilon });
+        try {
+          const { lower, upper } = session.bounds(data, { epsilon: 0.2 * options.epsilon });
+          return session.release(data, { ...options, lower, upper, epsilon: 0.8 * options.epsilon }).values;
+        } catch (error) {
+          // Too few values for the bounds' budget: nothing to release.
+          if (error.code === 'NOT_ENOUGH_DATA') return null;
+          throw error;
+        } finally {
+          session.dispose?.();
+        }
+      },
+    ],
+  ];
+  const tailRows = [];
+  const started = Date.now();
+  for (const dataset of datasets(args.datasets?.split(','))) {
+    const [lower, upper] = dataset.bounds ?? [-100, 100];
+    const range = upper - lower;
+    for (const [request, quantiles] of requests) {
+      const far = variants.map(() => 0);
+      const refused = variants.map(() => 0);
+      const errors = variants.map(() => quantiles.map(() => 0));
+      const random = generator(9001 + quantiles.length + dataset.name.length);
+      for (let trial = 0; trial < TAIL_TRIALS; trial++) {
+        const data = Float64Array.from({ length: n }, () => dataset.values[Math.floor(random() * dataset.values.length)]);
+        const sorted = Float64Array.from(data).map((x) => Math.min(Math.max(x, lower), upper)).sort();
+        const truth = quantiles.map((q) => sorted[Math.min(Math.floor(q * n), n - 1)]);
+        variants.forEach(([, run], v) => {
+          const values = run(data, { lower, upper, quantiles, epsilon: 1, seed: trial * 7 + 3 });
+          if (values === null) {
+            refused[v]++;
+            far[v]++;
+            return;
+          }
+          let worst = 0;
+          quantiles.forEach((q, i) => {
+            const error = Math.abs(values[i] - truth[i]) / range;
+            errors[v][i] += error / TAIL_TRIALS;
+            worst = Math.max(worst, error);
+          });
+          if (worst > 0.1) far[v]++;
+        });
+      }
+      variants.forEach(([label], v) => {
+        tailRows.push({
+          dataset: dataset.name, request, method: label, trials: TAIL_TRIALS,
+          far_share: (far[v] / TAIL_TRIALS).toFixed(3), refused: refused[v],
+          ...(request === 'p1 p5 p95 p99'
+            ? Object.fromEntries(['p1', 'p5', 'p95', 'p99'].map((name, i) => [`${name}_value_error`, errors[v][i].toExponential(2)]))
+            : {}),
+        });
+      });
+    }
+    console.log(`tails: ${dataset.name}: ${Math.round((Date.now() - started) / 1000)} s`);
+  }
+  const keys = ['dataset', 'request', 'method', 'trials', 'far_share', 'refused', 'p1_value_error', 'p5_value_error', 'p95_value_error', 'p99_value_error'];
+  writeFileSync(join(args.out, 'tails.csv'), toCsv(tailRows.map((r) => Object.fromEntries(keys.map((k) => [k, r[k] ?? ''])))));
+  const names = variants.map(([label]) => label);
+  const table = [
+    '# Tails',
+    '',
+    `From \`npm run experiments\` (${TAIL_TRIALS} seeded releases per cell of 1,000-point samples, epsilon = 1, each column in its public bounds, [-100, 100] where it has none, no step). Share of releases with any value more than 10% of the range from the data's own quantile (a refusal counts as such a release), per request; then the mean value error of p1, p5, p95 and p99 released together, in units of the range.`,
+    '',
+    `Methods: ${names.map((label, i) => `(${i + 1}) ${label}`).join(', ')}.`,
+    '',
+    `| dataset | request | ${names.map((_, i) => `(${i + 1})`).join(' | ')} |`,
+    `| --- | --- | ${names.map(() => '---:').join(' | ')} |`,
+  ];
+  for (const dataset of [...new Set(tailRows.map((r) => r.dataset))]) {
+    for (const [request] of requests.slice(0, -1)) {
+      const at = names.map((label) => tailRows.find((r) => r.dataset === dataset && r.request === request && r.method === label));
+      table.push(`| ${dataset} | ${request} | ${at.map((r) => `${(100 * Number(r.far_share)).toFixed(1)}%`).join(' | ')} |`);
+    }
+  }
+  table.push('', '## Value error of p1, p5, p95, p99 (released together)', '', `| dataset | method | p1 | p5 | p95 | p99 |`, '| --- | --- | ---: | ---: | ---: | ---: |');
+  for (const r of tailRows.filter((row) => row.request === 'p1 p5 p95 p99')) {
+    table.push(`| ${r.dataset} | ${r.method} | ${r.p1_value_error} | ${r.p5_value_error} | ${r.p95_value_error} | ${r.p99_value_error} |`);
+  }
+  writeFileSync(join(args.out, 'tails.md'), `${table.join('\n')}\n`);
 }
 
 // The summary, from every CSV in the output folder (runs may be partial).

@@ -383,6 +383,24 @@ const mutants = [
     to: '    if ((bits[t >> 6] >> (t & 63)) & 1) t = (t + 1) % (j + 1);',
     tests: 'JointExpTest.SampleRunPoints*',
   },
+  {
+    // AQ's first look: its histogram's noise at 10% more than its share,
+    // the quantiles still on the rest.
+    name: 'first look: histogram noise',
+    file: 'core/aq.cc',
+    from: '  StatusOr<CountNoise> noise = CountNoiseFor(split.share);',
+    to: '  StatusOr<CountNoise> noise = CountNoiseFor(SplitBudget(budget, share * 1.1).share);',
+    tests: 'AqTest.FirstLook*:ContributionsTest.*',
+  },
+  {
+    // The quantiles after a first look run on the rest of the budget, not
+    // on all of it.
+    name: 'first look: the quantiles on the rest',
+    file: 'core/methods.cc',
+    from: '    budget = plan.value().rest;',
+    to: '    budget = in.budget;',
+    tests: 'ReleaseTest.*:ContributionsTest.*:GroupsTest.*',
+  },
 ];
 
 // Mutants of the TypeScript package, checked by its Vitest tests on the

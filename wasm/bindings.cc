@@ -78,6 +78,11 @@ struct WasmReleaseResult {
   bool intervalPopulation = false;    // population intervals (intervals.h)
   bool intervalSimultaneous = false;  // all hold at once
   std::string intervalMethod;         // "brackets" or "tree"
+  // AQ's first look: its share of the method's budget (0: none) and the
+  // span its histogram found (NaN: none).
+  double lookShare = 0;
+  double lookLow = 0;
+  double lookHigh = 0;
 };
 
 // A budget's kind by name: "pure", "approx" or "zcdp".
@@ -123,6 +128,9 @@ WasmReleaseResult ToResult(const dpq::StatusOr<dpq::ReleaseReport>& report) {
   result.intervalPopulation = r.interval_population;
   result.intervalSimultaneous = r.interval_simultaneous;
   result.intervalMethod = r.interval_method;
+  result.lookShare = r.look_share;
+  result.lookLow = r.look_low;
+  result.lookHigh = r.look_high;
   return result;
 }
 
@@ -327,6 +335,9 @@ enum ReportSlot {
   kReportIntervalPopulation,
   kReportIntervalSimultaneous,
   kReportIntervalMethod,
+  kReportLookShare,
+  kReportLookLow,
+  kReportLookHigh,
   kBlockSlots
 };
 constexpr const char* kReportSlotNames[kBlockSlots - kSpecSlots] = {
@@ -347,7 +358,10 @@ constexpr const char* kReportSlotNames[kBlockSlots - kSpecSlots] = {
     "intervalRho",
     "intervalPopulation",
     "intervalSimultaneous",
-    "intervalMethod"};
+    "intervalMethod",
+    "lookShare",
+    "lookLow",
+    "lookHigh"};
 const std::vector<std::string> kPrivacyKinds = {"pure", "approx", "zcdp",
                                                 "none"};
 const std::vector<std::string> kNeighbourings = {
@@ -500,6 +514,9 @@ int Report(const dpq::StatusOr<dpq::ReleaseReport>& report,
   block[kReportIntervalPopulation] = r.interval_population ? 1 : 0;
   block[kReportIntervalSimultaneous] = r.interval_simultaneous ? 1 : 0;
   block[kReportIntervalMethod] = IndexOf(kIntervalMethods, r.interval_method);
+  block[kReportLookShare] = r.look_share;
+  block[kReportLookLow] = r.look_low;
+  block[kReportLookHigh] = r.look_high;
   return 0;
 }
 
@@ -849,7 +866,10 @@ EMSCRIPTEN_BINDINGS(dp_quantiles) {
       .field("intervalRho", &WasmReleaseResult::intervalRho)
       .field("intervalPopulation", &WasmReleaseResult::intervalPopulation)
       .field("intervalSimultaneous", &WasmReleaseResult::intervalSimultaneous)
-      .field("intervalMethod", &WasmReleaseResult::intervalMethod);
+      .field("intervalMethod", &WasmReleaseResult::intervalMethod)
+      .field("lookShare", &WasmReleaseResult::lookShare)
+      .field("lookLow", &WasmReleaseResult::lookLow)
+      .field("lookHigh", &WasmReleaseResult::lookHigh);
   emscripten::function("release", &Release);
   emscripten::function("releaseFromCounts", &ReleaseFromCounts);
   emscripten::function("releaseByGroup", &ReleaseByGroup);

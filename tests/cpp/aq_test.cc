@@ -80,6 +80,66 @@ std::vector<std::vector<int64_t>> AllOutputs(int64_t steps, size_t m) {
   return testing::AllNonDecreasingTuples(steps, m);
 }
 
+// Quantiles of 1,000 records in the middle `span` of [0, steps] under the
+// default first look: the share of `runs` seeded releases with a value more
+// than a tenth of the range from its true quantile.
+double FarTailShare(const std::vector<double>& quantiles, double span,
+                    int runs) {
+  const int64_t steps = 20000;  // [-100, 100] at 0.01
+  int far = 0;
+  for (int seed = 1; seed <= runs; ++seed) {
+    SeededRandom rng(seed);
+    std::vector<double> cells;
+    for (int i = 0; i < 1000; ++i) {
+      cells.push_back(std::floor((0.5 - span / 2 + span * UniformDouble(rng)) *
+                                 static_cast<double>(steps)));
+    }
+    std::sort(cells.begin(), cells.end());
+    const auto runs_of = testing::RunsOf(cells);
+    const StatusOr<AqLookPlan> plan =
+        PlanAqLook(PrivacyBudget::Pure(1), kAqLookShare);
+    std::vector<int64_t> counts =
+        AqLookCounts(runs_of.view(), steps + 1, kAqLookBins);
+    plan.value().noise.AddTo(&counts, rng);
+    const AqLook look =
+        AqLookFromCounts(counts, plan.value().noise_scale, steps + 1);
+    const std::vector<int64_t> points = SampleApproximateQuantiles(
+        runs_of.view(), steps, quantiles, plan.value().rest.epsilon,
+        AqBudgetSplit::kPerPath, rng, kSplitSubPoints, look);
+    bool any = false;
+    for (size_t i = 0; i < quantiles.size(); ++i) {
+      const double truth = cells[FloorProduct(quantiles[i], 1000)];
+      any |= std::fabs(static_cast<double>(points[i]) - truth) > 0.1 * steps;
+    }
+    if (any) ++far;
+  }
+  return static_cast<double>(far) / runs;
+}
+
+TEST(AqTest, OneTailQuantileStaysNearTheDataAfterAFirstLook) {
+  // p1 and p99 of Uniform(-5, 5) and Uniform(-70, 70) in [-100, 100], n =
+  // 1,000, epsilon = 1: without the look about 94% and 55% of releases
+  // landed more than 20 from the truth (the stretch to the bound outweighs
+  // the few ranks it is off by); with it, seeds 1-300 give the shares
+  // printed.
+  for (const double span : {0.05, 0.7}) {
+    for (const double q : {0.01, 0.99}) {
+      const double far = FarTailShare({q}, span, 300);
+      std::printf("span %.2f q %.2f: %.3f of releases far\n", span, q, far);
+      EXPECT_LT(far, span < 0.5 ? 0.03 : 0.1);
+    }
+  }
+  // p1, p5, p95, p99 together: the root draws p5 (or p95) between the
+  // bounds, so p1's node has a bound and a cut but no reach (its parent
+  // held both bounds); it draws from the bins, not the shells alone (with
+  // shells: 0.277 and 0.220 of releases far).
+  for (const double span : {0.05, 0.7}) {
+    const double far = FarTailShare({0.01, 0.05, 0.95, 0.99}, span, 300);
+    std::printf("span %.2f p1 p5 p95 p99: %.3f of releases far\n", span, far);
+    EXPECT_LT(far, span < 0.5 ? 0.06 : 0.2);
+  }
+}
+
 TEST(AqTest, TailQuantilesStayNearTheDataWithLooseBounds) {
   // 1,000 records in the middle 5% of a 2^20-step grid (Uniform(-5, 5) in
   // [-100, 100]), m = 120, eps = 1 per path. The endpoint-shell measure keeps
@@ -146,7 +206,8 @@ double CheckAqPrivacy(const std::vector<double>& quantiles, int64_t steps,
                       const std::vector<double>& cell_values, size_t max_size,
                       double min_worst_ratio,
                       AqBudgetSplit split = AqBudgetSplit::kPerLevel,
-                      uint64_t sub_points = kTestSubPoints) {
+                      uint64_t sub_points = kTestSubPoints,
+                      const AqLook& look = AqLook()) {
   const auto outputs = AllOutputs(steps, quantiles.size());
   double worst_ratio = 0;
   for (double epsilon : {0.5, 2.0, 6.0}) {
@@ -164,10 +225,10 @@ double CheckAqPrivacy(const std::vector<double>& quantiles, int64_t steps,
         for (const auto& output : outputs) {
           const double a = ApproximateQuantilesLogProbability(
               testing::RunsOf(x).view(), steps, quantiles, per_level, split,
-              output, sub_points);
+              output, sub_points, look);
           const double b = ApproximateQuantilesLogProbability(
               testing::RunsOf(neighbour).view(), steps, quantiles, per_level,
-              split, output, sub_points);
+              split, output, sub_points, look);
           ASSERT_FALSE(std::isnan(a) || std::isnan(b));
           ASSERT_EQ(std::isinf(a), std::isinf(b));
           if (std::isinf(a)) continue;
@@ -202,6 +263,92 @@ TEST(AqTest, PrivacyRatioBoundedForThreeLevels) {
   // Three levels on grids this small reach about half of 3 levels' sum.
   CheckAqPrivacy({0.2, 0.4, 0.6, 0.8}, 6, {0, 2, 5}, 2, 0.4);
   CheckAqPrivacy({0.1, 0.2, 0.5, 0.7, 0.9}, 5, {0, 2, 4}, 2, 0.4);
+}
+
+TEST(AqTest, PrivacyRatioBoundedWithAFirstLook) {
+  // The look's bins replace the shells of every node beside a bound (the
+  // root, and here the children with half the quantile mass): any public
+  // measure keeps the ratio within e^epsilon. The first reaches 0.999 of
+  // it (so a 10% larger epsilon fails), the second 0.61.
+  std::vector<int64_t> noisy(kAqLookBins, 0);
+  noisy[3] = 100;  // a heavy bin in the middle, the rest at weight 1
+  noisy[9] = 35;
+  const AqLook look = AqLookFromCounts(noisy, 10, 10);
+  ASSERT_TRUE(look.found);
+  std::printf("with a look: %.3f %.3f of epsilon\n",
+              CheckAqPrivacy({0.25, 0.5, 0.75}, 9, {0, 2, 4, 6, 8}, 3, 0.95,
+                             AqBudgetSplit::kPerLevel, kTestSubPoints, look),
+              CheckAqPrivacy({0.3, 0.7}, 9, {0, 1, 4, 8, 9}, 3, 0.55,
+                             AqBudgetSplit::kPerPath, kTestSubPoints, look));
+}
+
+TEST(AqTest, FirstLookHistogramSpendsItsShareExactly) {
+  // The look's histogram alone: for every pair of neighbouring datasets of
+  // a small grid and every noisy histogram near them, the probability ratio
+  // is at most e^(its epsilon), and reaches it (a histogram above both
+  // counts). With the rest it composes to at most the budget.
+  const int64_t points = 40;
+  const std::vector<double> cells = {0, 5, 17, 38, 39};
+  for (const double epsilon : {0.1, 1.0, 4.0}) {
+    for (const double share : {kAqLookShare, 0.3}) {
+      const StatusOr<AqLookPlan> plan =
+          PlanAqLook(PrivacyBudget::Pure(epsilon), share);
+      ASSERT_TRUE(plan.ok());
+      const double look_epsilon = plan.value().share.epsilon;
+      EXPECT_LE(AddUp(plan.value().rest.epsilon, look_epsilon), epsilon);
+      EXPECT_DOUBLE_EQ(look_epsilon, share * epsilon);
+      double worst = 0;
+      testing::ForEachMultiset(cells, 3, [&](const std::vector<double>& x) {
+        for (double added : cells) {
+          std::vector<double> neighbour = x;
+          neighbour.push_back(added);
+          std::sort(neighbour.begin(), neighbour.end());
+          for (const int64_t level : {-3, 0, 1, 2, 9}) {
+            const std::vector<int64_t> noisy(kAqLookBins, level);
+            const double a = AqLookLogProbability(
+                testing::RunsOf(x).view(), points, plan.value().noise, noisy);
+            const double b =
+                AqLookLogProbability(testing::RunsOf(neighbour).view(), points,
+                                     plan.value().noise, noisy);
+            ASSERT_LE(std::fabs(a - b), look_epsilon + 1e-12);
+            worst = std::max(worst, std::fabs(a - b) / look_epsilon);
+          }
+        }
+      });
+      EXPECT_GT(worst, 0.999);
+    }
+  }
+  // Under rho, the histogram's discrete Gaussian has variance 1 / (2 rho'),
+  // rho' the look's share: rho'-zCDP for counts of sensitivity 1.
+  const StatusOr<AqLookPlan> plan =
+      PlanAqLook(PrivacyBudget::Zcdp(0.5), kAqLookShare);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan.value().noise.kind, CountNoise::Kind::kGaussian);
+  EXPECT_GE(plan.value().noise.parameter.Value(),
+            1 / (2 * plan.value().share.rho));
+  EXPECT_LE(AddUp(plan.value().rest.rho, plan.value().share.rho), 0.5);
+}
+
+TEST(AqTest, FirstLookCountsEveryRecordInItsBin) {
+  // 16 bins over 40 points: edges at floor(b 40 / 16).
+  const std::vector<double> cells = {0, 1, 2, 2, 3, 20, 39, 39};
+  const std::vector<int64_t> counts =
+      AqLookCounts(testing::RunsOf(cells).view(), 40, kAqLookBins);
+  std::vector<int64_t> expected(kAqLookBins, 0);
+  expected[0] = 2;   // points 0, 1 (bin 0 is [0, 2))
+  expected[1] = 3;   // 2, 2, 3 ([2, 5))
+  expected[8] = 1;   // 20 ([20, 22))
+  expected[15] = 2;  // 39, 39 ([37, 40))
+  EXPECT_EQ(counts, expected);
+  // Weights: 2^floor(count / s), from 1 to 2^10.
+  const AqLook look = AqLookFromCounts(
+      {-40, 0, 9, 10, 25, 300, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 10, 40);
+  EXPECT_EQ(look.weights.WeightOf(0), 1u);
+  EXPECT_EQ(look.weights.WeightOf(2), 1u);
+  EXPECT_EQ(look.weights.WeightOf(5), 1u);
+  EXPECT_EQ(look.weights.WeightOf(7), 2u);
+  EXPECT_EQ(look.weights.WeightOf(10), 4u);
+  EXPECT_EQ(look.weights.WeightOf(12), 1024u);
 }
 
 // The zCDP check for AQ: with each level's mechanisms at

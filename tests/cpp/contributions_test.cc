@@ -151,15 +151,27 @@ double CheckPersonPrivacy(const std::vector<double>& quantiles, int64_t steps,
                           int64_t k) {
   double worst_ratio = 0;
   for (double epsilon : {0.1, 1.0, 4.0}) {
-    // What the release gives AQ: the per-record budget, shared along each
-    // path (aq.h); its root runs with the reported epsilon.
+    // What the release gives AQ: the per-record budget, its first look's
+    // share spent on a histogram and the rest shared along each path
+    // (aq.h); its root runs with the reported epsilon.
     const double per_level = PerLevelEpsilon(quantiles, steps, epsilon, k);
-    const double per_record =
-        PerRecordBudget(AtOrBelowWritten(PrivacyBudget::Pure(epsilon)), k)
-            .epsilon;
-    EXPECT_EQ(
-        per_level,
-        DivideDown(per_record, ApproximateQuantilesLevels(quantiles.size())));
+    const PrivacyBudget per_record =
+        PerRecordBudget(AtOrBelowWritten(PrivacyBudget::Pure(epsilon)), k);
+    const StatusOr<AqLookPlan> plan = PlanAqLook(per_record, kAqLookShare);
+    if (!plan.ok()) {
+      ADD_FAILURE() << plan.status().message();
+      return 0;
+    }
+    const double rest = plan.value().rest.epsilon;
+    EXPECT_LE(AddUp(rest, plan.value().share.epsilon), per_record.epsilon);
+    EXPECT_EQ(per_level,
+              DivideDown(rest, ApproximateQuantilesLevels(quantiles.size())));
+    // Histograms of the look: above every count (the noise's ratio is then
+    // e^(k epsilon_look) exactly), below them, and between.
+    const std::vector<std::vector<int64_t>> looks = {
+        std::vector<int64_t>(kAqLookBins, 50),
+        std::vector<int64_t>(kAqLookBins, -50),
+        {3, 0, 0, 0, 0, 0, 0, 200, 0, 0, 0, 0, 0, 0, 0, 1}};
     // Every multiset of exactly k added records.
     std::vector<std::vector<double>> additions;
     testing::ForEachMultiset(cells, static_cast<size_t>(k),
@@ -168,23 +180,35 @@ double CheckPersonPrivacy(const std::vector<double>& quantiles, int64_t steps,
                                  additions.push_back(added);
                                }
                              });
+    // The release's log-probability: the look's histogram, then AQ with
+    // the measure it gives.
+    auto log_probability = [&](const std::vector<double>& records,
+                               const std::vector<int64_t>& noisy,
+                               const std::vector<int64_t>& output) {
+      const auto runs = testing::RunsOf(records);
+      const AqLook look =
+          AqLookFromCounts(noisy, plan.value().noise_scale, steps + 1);
+      return AqLookLogProbability(runs.view(), steps + 1, plan.value().noise,
+                                  noisy) +
+             ApproximateQuantilesLogProbability(runs.view(), steps, quantiles,
+                                                rest, AqBudgetSplit::kPerPath,
+                                                output, 2, look);
+    };
     testing::ForEachMultiset(
         cells, max_size, [&](const std::vector<double>& x) {
           for (const auto& person : additions) {
             std::vector<double> neighbour = x;
             neighbour.insert(neighbour.end(), person.begin(), person.end());
             std::sort(neighbour.begin(), neighbour.end());
-            for (const auto& output : outputs) {
-              const double a = ApproximateQuantilesLogProbability(
-                  testing::RunsOf(x).view(), steps, quantiles, per_record,
-                  AqBudgetSplit::kPerPath, output, 2);
-              const double b = ApproximateQuantilesLogProbability(
-                  testing::RunsOf(neighbour).view(), steps, quantiles,
-                  per_record, AqBudgetSplit::kPerPath, output, 2);
-              EXPECT_EQ(std::isinf(a), std::isinf(b));
-              if (std::isinf(a) || std::isinf(b)) continue;
-              EXPECT_LE(std::fabs(a - b), epsilon + 1e-9);
-              worst_ratio = std::max(worst_ratio, std::fabs(a - b) / epsilon);
+            for (const auto& noisy : looks) {
+              for (const auto& output : outputs) {
+                const double a = log_probability(x, noisy, output);
+                const double b = log_probability(neighbour, noisy, output);
+                EXPECT_EQ(std::isinf(a), std::isinf(b));
+                if (std::isinf(a) || std::isinf(b)) continue;
+                EXPECT_LE(std::fabs(a - b), epsilon + 1e-9);
+                worst_ratio = std::max(worst_ratio, std::fabs(a - b) / epsilon);
+              }
             }
           }
         });

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/agg_tree.h"
+#include "core/aq.h"
 #include "core/discrete_noise.h"
 #include "core/exponential_quantile.h"
 #include "core/plan.h"
@@ -406,7 +407,8 @@ TEST(IntervalsTest, SpendTheirShareAndTheValuesTheRest) {
   // One quantile: two brackets share 0.5 (narrower than a tree here); the
   // value gets 1.5.
   EXPECT_EQ(report.value().interval_method, "brackets");
-  EXPECT_DOUBLE_EQ(report.value().mechanism_epsilon, 1.5);
+  // (AQ's first look takes its share of the value's 1.5.)
+  EXPECT_DOUBLE_EQ(report.value().mechanism_epsilon, 1.5 * (1 - kAqLookShare));
   EXPECT_DOUBLE_EQ(report.value().interval_epsilon, 0.5 / 2);
   // Three quantiles: one tree spends the same share; AQ's two levels share
   // 1.5.
@@ -416,7 +418,8 @@ TEST(IntervalsTest, SpendTheirShareAndTheValuesTheRest) {
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report.value().interval_method, "tree");
   EXPECT_DOUBLE_EQ(report.value().interval_spent.epsilon, 0.5);
-  EXPECT_DOUBLE_EQ(report.value().mechanism_epsilon, 0.75);
+  EXPECT_DOUBLE_EQ(report.value().mechanism_epsilon,
+                   1.5 * (1 - kAqLookShare) / 2);
   // Its levels, each at the reported epsilon, compose to at most the share.
   EXPECT_GT(report.value().interval_parts, 0);
   EXPECT_LE(report.value().interval_epsilon * report.value().interval_parts,

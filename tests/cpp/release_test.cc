@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/aq.h"
 #include "core/decimal.h"
 #include "core/prepare.h"
 #include "core/random.h"
@@ -45,7 +46,9 @@ TEST(ReleaseTest, ReleasesOrderedValuesInsideTheBounds) {
   ASSERT_TRUE(report.ok()) << report.status().message();
   EXPECT_EQ(report.value().method, "aq");
   EXPECT_EQ(report.value().levels, 2);
-  EXPECT_DOUBLE_EQ(report.value().mechanism_epsilon, 0.5);
+  // Two levels share what the first look leaves.
+  EXPECT_DOUBLE_EQ(report.value().mechanism_epsilon, (1 - kAqLookShare) / 2);
+  EXPECT_DOUBLE_EQ(report.value().look_spent.epsilon, kAqLookShare);
   EXPECT_TRUE(std::is_sorted(out.begin(), out.end()));
   for (double v : out) {
     EXPECT_GE(v, 0);
@@ -79,7 +82,9 @@ TEST(ReleaseTest, SeedReproducesAndZcdpWorks) {
   StatusOr<ReleaseReport> report = Release(Data(500, 3), request, &c);
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report.value().spent.kind, PrivacyBudget::Kind::kZcdp);
-  EXPECT_DOUBLE_EQ(report.value().mechanism_epsilon, std::sqrt(8 * 0.5 / 2));
+  EXPECT_DOUBLE_EQ(report.value().mechanism_epsilon,
+                   std::sqrt(8 * 0.5 * (1 - kAqLookShare) / 2));
+  EXPECT_DOUBLE_EQ(report.value().look_spent.rho, 0.5 * kAqLookShare);
 }
 
 TEST(ReleaseTest, ASeededReleaseSaysItIsNotPrivate) {

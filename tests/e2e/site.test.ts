@@ -122,6 +122,8 @@ it('releases quantiles of a built-in dataset with a table and a chart', async ()
   await expect.poll(() => page.locator('#results tbody tr').count()).toBe(3);
   expect(await page.locator('#cdf-chart canvas').count()).toBeGreaterThan(0);
   expect(await page.textContent('#summary')).toMatch(/aq: 3 quantiles in .* ms, spending ε = 1/);
+  // AQ's first look is reported: temperatures lie well inside [-20, 50].
+  expect(await page.textContent('#summary')).toMatch(/Its first look, 5% of that, saw the values between -?[\d.]+ and [\d.]+\./);
   expect(await page.textContent('caption')).toMatch(/rank error counts the rows/);
   // One session per dataset: a second release spends again.
   expect(await page.textContent('#session-summary')).toMatch(/Spent on this dataset so far: ε = 1 in 1 release,/);
@@ -155,6 +157,12 @@ it('keeps the budget across a reload, and starts a new one only when asked', asy
   await page.waitForFunction(() => (document.getElementById('session-summary') as HTMLElement).hidden);
   await release('-20', '50');
   expect(await page.textContent('#session-summary')).toMatch(/ε = 1 in 1 release,/);
+  // The tails preset: p1 and p99.
+  await page.selectOption('#preset', '0.01,0.99');
+  await release('-20', '50');
+  await expect.poll(() => page.locator('#results tbody tr').count()).toBe(2);
+  expect(await page.textContent('#summary')).toMatch(/aq: 2 quantiles/);
+  await page.selectOption('#preset', '0.25,0.5,0.75');
 }, 60_000);
 
 it('adds up what two tabs spend from one ledger instead of keeping only the last', async () => {

@@ -121,8 +121,8 @@ describe('releaseByGroup', () => {
     expect(release.neighbouring).toBe('add-remove-user');
     expect(release.maxGroups).toBe(2);
     expect(release.maxContributions).toBe(5);
-    // epsilon / (g k) each: 1 / 10.
-    expect(release.mechanismEpsilon).toBeCloseTo(0.1, 12);
+    // epsilon / (g k) each: 1 / 10, of which the first look takes 5%.
+    expect(release.mechanismEpsilon).toBeCloseTo(0.1 * 0.95, 12);
     expect(session.spent).toEqual({ epsilon: 1 });
     expect(session.releases).toBe(1);
     expect(code(() => dpq.releaseByGroup(values, stores, { ...base, keys: ['store-0'], maxGroups: 2 }))).toBe('INVALID_OPTION');

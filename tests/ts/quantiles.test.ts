@@ -130,11 +130,46 @@ describe('quantiles', () => {
     expect(release.privacy).toEqual({ kind: 'zcdp', rho: 0.5 });
     expect(release.method).toBe('aq');
     expect(release.levels).toBe(2);
-    expect(release.mechanismEpsilon).toBeCloseTo(Math.sqrt((8 * 0.5) / 2), 12);
+    // The first look takes 5% of rho; the rest splits over the two levels.
+    expect(release.firstLook?.share).toBe(0.05);
+    expect(release.mechanismEpsilon).toBeCloseTo(Math.sqrt((8 * 0.5 * 0.95) / 2), 12);
     expect(release.neighbouring).toBe('add-remove');
     const pure = dpq.release(data, { ...base, epsilon: 2 });
     expect(pure.privacy).toEqual({ kind: 'pure', epsilon: 2 });
-    expect(pure.mechanismEpsilon).toBeCloseTo(1, 12);
+    expect(pure.mechanismEpsilon).toBeCloseTo(0.95, 12);
+    const paper = dpq.release(data, { ...base, epsilon: 2, method: 'aq', look: 0 });
+    expect(paper.firstLook).toBeUndefined();
+    expect(paper.mechanismEpsilon).toBeCloseTo(1, 12);
+  });
+
+  it('keeps p1 and p99 near the data under loose bounds, and reports its first look', () => {
+    // Uniform(-5, 5) under public bounds [-100, 100]: without the look, most
+    // releases put p1 or p99 tens of units outside the data.
+    const data = uniformData(1000, -5, 5);
+    const options = { lower: -100, upper: 100, quantiles: [0.01, 0.99], epsilon: 1 };
+    let far = 0;
+    let farWithout = 0;
+    let exact = 0;
+    for (let seed = 1; seed <= 60; seed++) {
+      const release = dpq.release(data, { ...options, seed });
+      const [p1, p99] = release.values;
+      if (Math.abs(p1 - -4.9) > 20 || Math.abs(p99 - 4.9) > 20) far++;
+      expect(release.firstLook?.share).toBe(0.05);
+      // 16 bins of 12.5: the data's two, [-12.5, 12.5] (an empty bin's
+      // noise passes the mark about once in 40).
+      const [low, high] = release.firstLook?.found ?? [NaN, NaN];
+      expect(low).toBeLessThanOrEqual(-5);
+      expect(high).toBeGreaterThanOrEqual(5);
+      if (low === -12.5 && high === 12.5) exact++;
+      const [q1, q99] = dpq.release(data, { ...options, seed, method: 'aq', look: 0 }).values;
+      if (Math.abs(q1 - -4.9) > 20 || Math.abs(q99 - 4.9) > 20) farWithout++;
+    }
+    expect(far).toBeLessThanOrEqual(2);
+    expect(farWithout).toBeGreaterThanOrEqual(40);
+    expect(exact).toBeGreaterThanOrEqual(30);
+    expectError(() => dpq.release(data, { ...options, method: 'aq', look: 0.6 }), 'INVALID_OPTION', 'look');
+    expectError(() => dpq.release(data, { ...options, look: 0.1 }), 'INVALID_OPTION', 'needs a method');
+    expectError(() => dpq.release(data, { ...options, method: 'aq', look: -0.1 }), 'INVALID_OPTION', 'look');
   });
 
   it('says a seeded release is not private, for releases and streams', () => {

@@ -509,6 +509,12 @@ function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
     (result.maxContributions === undefined
       ? ').'
       : `: each person kept at most ${result.maxContributions} value${result.maxContributions === 1 ? '' : 's'}).`) +
+    (result.firstLook === undefined
+      ? ''
+      : ` Its first look, ${Math.round(result.firstLook.share * 100)}% of that, ` +
+        (result.firstLook.found === undefined
+          ? 'saw no clear place where the values lie.'
+          : `saw the values between ${format(result.firstLook.found[0])} and ${format(result.firstLook.found[1])}.`)) +
     (result.intervals === undefined
       ? ''
       : ` The ${Math.round(result.intervals.confidence * 100)}% ` +

@@ -341,6 +341,7 @@ function postResult(
     privacy: object;
     neighbouring: string;
     maxContributions?: number;
+    firstLook?: { share: number; found?: [number, number] };
     intervals?: {
       low: Float64Array;
       high: Float64Array;
@@ -360,6 +361,7 @@ function postResult(
       privacy: release.privacy as ReleaseResult['privacy'],
       neighbouring: release.neighbouring,
       ...(release.maxContributions === undefined ? {} : { maxContributions: release.maxContributions }),
+      ...(release.firstLook === undefined ? {} : { firstLook: release.firstLook }),
       ...(release.intervals === undefined
         ? {}
         : {

@@ -80,6 +80,14 @@ function toRelease(
     resolution: result.resolution,
     ...(result.maxContributions > 0 ? { maxContributions: result.maxContributions } : {}),
     ...(result.recordCap > 0 ? { recordCap: result.recordCap } : {}),
+    ...(result.lookShare > 0
+      ? {
+          firstLook: {
+            share: result.lookShare,
+            ...(Number.isNaN(result.lookLow) ? {} : { found: [result.lookLow, result.lookHigh] as [number, number] }),
+          },
+        }
+      : {}),
     ...(result.hasIntervals && intervals !== undefined
       ? {
           intervals: {

@@ -53,6 +53,9 @@ const REPORT_SLOTS = [
   'intervalPopulation',
   'intervalSimultaneous',
   'intervalMethod',
+  'lookShare',
+  'lookLow',
+  'lookHigh',
 ] as const;
 
 export interface ReleaseBlock {
@@ -135,6 +138,9 @@ export function releaseBlock(module: DpqWasmModule, methods: readonly string[]):
         intervalPopulation: heap[at + report.intervalPopulation] !== 0,
         intervalSimultaneous: heap[at + report.intervalSimultaneous] !== 0,
         intervalMethod: name(layout.intervalMethods, report.intervalMethod),
+        lookShare: heap[at + report.lookShare],
+        lookLow: heap[at + report.lookLow],
+        lookHigh: heap[at + report.lookHigh],
       };
     },
   };

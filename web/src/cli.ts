@@ -115,9 +115,9 @@ them.
                 that is refused: a column of text or of decimal commas
                 would release noise); a column with no number at all is
                 always refused
-  --option      a method option, repeatable: delta=1e-6, branching=16,
-                height=4, aggregation=none, cells=1024, budget=min-variance,
-                jitter=gaussian, scale=0.01
+  --option      a method option, repeatable: look=0.1 (aq's first look's
+                share), delta=1e-6, branching=16, height=4, aggregation=none,
+                cells=1024, budget=min-variance, jitter=gaussian, scale=0.01
   --seed        reproducible noise, NOT private: for tests only (the output
                 says privacy kind "none")
   --no-header   the first row is data (cells that are empty or not numbers
@@ -842,6 +842,7 @@ function releaseEntry(
     privacy: release.privacy,
     neighbouring: release.neighbouring,
     ...(release.maxContributions === undefined ? {} : { maxContributions: release.maxContributions }),
+    ...(release.firstLook === undefined ? {} : { firstLook: release.firstLook }),
     quantiles: rows,
     ...(intervals === undefined
       ? {}

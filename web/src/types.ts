@@ -134,6 +134,12 @@ export interface AqOptions extends BaseQuantilesOptions {
    * exactly 40. Default: the finest grid doubles resolve over the bounds.
    */
   step?: number;
+  /**
+   * The first look's share of the budget (docs/algorithms/aq.md), from 0
+   * (none: the paper's order of draws) to 0.5; default 0.05. It comes out
+   * of the release's budget, and the release reports it as `firstLook`.
+   */
+  look?: number;
 }
 /** JointExp: one exponential mechanism over all m-tuples. */
 export interface JointExpOptions extends BaseQuantilesOptions {
@@ -475,6 +481,16 @@ export interface QuantilesRelease {
    * with more was read through a uniformly random subset of this many.
    */
   recordCap?: number;
+  /**
+   * AQ's first look (docs/algorithms/aq.md): before the quantiles, a noisy
+   * histogram of 16 bins spent `share` of the method's budget (out of the
+   * release's `privacy`, not on top of it) and told the release where the
+   * values lie, so that tail quantiles stay near them under loose bounds.
+   * `found` is the span of the bins whose noisy count passed three times the
+   * noise's scale (values surely there), when any did; the
+   * option `look` sets the share (0 turns it off).
+   */
+  firstLook?: { share: number; found?: [number, number] };
 }
 
 /**

@@ -29,7 +29,7 @@ export const COMMON_KEYS = new Set([
   'buckets',
 ]);
 // Every method's own options (the core says which method takes which).
-export const METHOD_KEYS = new Set(['step', 'delta', 'jitter', 'scale', 'branching', 'height', 'aggregation', 'cells', 'budget', 'maxRecords']);
+export const METHOD_KEYS = new Set(['step', 'look', 'delta', 'jitter', 'scale', 'branching', 'height', 'aggregation', 'cells', 'budget', 'maxRecords']);
 
 /** Edit distance, for "did you mean" hints on mistyped option names. */
 export function editDistance(a: string, b: string): number {

@@ -28,6 +28,11 @@ export interface WasmReleaseResult {
   intervalSimultaneous: boolean;
   /** How they were drawn: 'brackets' or 'tree' ('' without intervals). */
   intervalMethod: string;
+  /** AQ's first look: its share of the method's budget (0: none). */
+  lookShare: number;
+  /** The span its histogram found (NaN: none). */
+  lookLow: number;
+  lookHigh: number;
 }
 
 export interface WasmReleaseSpec {

@@ -318,6 +318,15 @@ double ApproximateQuantilesLogProbability(const Runs& runs, int64_t steps,
       sub_points, points);
 }
 
+double DefaultAqLookShare(const std::vector<double>& quantiles) {
+  if (quantiles.size() > kAqTailQuantiles) return kAqLookShare;
+  for (double q : quantiles) {
+    // (1 - q would make 0.95 a hair above 0.05.)
+    if (q <= kAqTailMass || q >= 1 - kAqTailMass) return kAqTailLookShare;
+  }
+  return kAqLookShare;
+}
+
 StatusOr<AqLookPlan> PlanAqLook(const PrivacyBudget& budget, double share) {
   const BudgetSplit split = SplitBudget(budget, share);
   StatusOr<CountNoise> noise = CountNoiseFor(split.share);

@@ -107,6 +107,16 @@ constexpr int kAqLookBins = 16;
 // a caller may give it. Public.
 constexpr double kAqLookShare = 0.05;
 constexpr double kMaxAqLookShare = 0.5;
+// The default share for a request of at most kAqTailQuantiles distinct
+// quantiles with one within kAqTailMass of 0 or 1 (p1, [p1, p99]): such a
+// release rests on the look, and twice the share halved the releases with
+// a value far from the data on thin tails at about the same rank error
+// (docs/algorithms/aq.md). Public: from the quantiles alone.
+constexpr double kAqTailLookShare = 0.1;
+constexpr size_t kAqTailQuantiles = 2;
+constexpr double kAqTailMass = 0.05;
+// The default share for these (distinct) quantiles.
+double DefaultAqLookShare(const std::vector<double>& quantiles);
 // The look's plan for a method budget and share: the histogram's noise (at
 // `share` of the budget, SplitBudget) and the rest for the quantiles; they
 // compose in sequence to at most the budget. `noise_scale` is the Laplace

@@ -87,7 +87,7 @@ Status RunAq(const MethodInput& in, ReleaseReport* report,
                   "to " +
                       FormatNumber(kMaxAqLookShare));
   }
-  const double look_share = share.value_or(kAqLookShare);
+  const double look_share = share.value_or(DefaultAqLookShare(in.quantiles));
   AqLook look;
   PrivacyBudget budget = in.budget;
   if (look_share > 0) {

@@ -81,8 +81,8 @@ std::vector<std::vector<int64_t>> AllOutputs(int64_t steps, size_t m) {
 }
 
 // Quantiles of 1,000 records in the middle `span` of [0, steps] under the
-// default first look: the share of `runs` seeded releases with a value more
-// than a tenth of the range from its true quantile.
+// default first look (its default share for them): the share of `runs` seeded
+// releases with a value more than a tenth of the range from its true quantile.
 double FarTailShare(const std::vector<double>& quantiles, double span,
                     int runs) {
   const int64_t steps = 20000;  // [-100, 100] at 0.01
@@ -97,7 +97,7 @@ double FarTailShare(const std::vector<double>& quantiles, double span,
     std::sort(cells.begin(), cells.end());
     const auto runs_of = testing::RunsOf(cells);
     const StatusOr<AqLookPlan> plan =
-        PlanAqLook(PrivacyBudget::Pure(1), kAqLookShare);
+        PlanAqLook(PrivacyBudget::Pure(1), DefaultAqLookShare(quantiles));
     std::vector<int64_t> counts =
         AqLookCounts(runs_of.view(), steps + 1, kAqLookBins);
     plan.value().noise.AddTo(&counts, rng);
@@ -263,6 +263,16 @@ TEST(AqTest, PrivacyRatioBoundedForThreeLevels) {
   // Three levels on grids this small reach about half of 3 levels' sum.
   CheckAqPrivacy({0.2, 0.4, 0.6, 0.8}, 6, {0, 2, 5}, 2, 0.4);
   CheckAqPrivacy({0.1, 0.2, 0.5, 0.7, 0.9}, 5, {0, 2, 4}, 2, 0.4);
+}
+
+TEST(AqTest, FirstLookShareFollowsTheRequest) {
+  // One or two quantiles with one in the outer 5% rest on the look.
+  EXPECT_EQ(DefaultAqLookShare({0.01}), kAqTailLookShare);
+  EXPECT_EQ(DefaultAqLookShare({0.01, 0.99}), kAqTailLookShare);
+  EXPECT_EQ(DefaultAqLookShare({0.5, 0.95}), kAqTailLookShare);
+  EXPECT_EQ(DefaultAqLookShare({0.5}), kAqLookShare);
+  EXPECT_EQ(DefaultAqLookShare({0.1, 0.9}), kAqLookShare);
+  EXPECT_EQ(DefaultAqLookShare({0.01, 0.5, 0.99}), kAqLookShare);
 }
 
 TEST(AqTest, PrivacyRatioBoundedWithAFirstLook) {

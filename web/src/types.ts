@@ -136,7 +136,8 @@ export interface AqOptions extends BaseQuantilesOptions {
   step?: number;
   /**
    * The first look's share of the budget (docs/algorithms/aq.md), from 0
-   * (none: the paper's order of draws) to 0.5; default 0.05. It comes out
+   * (none: the paper's order of draws) to 0.5; default 0.1 for one or two
+   * quantiles with one in the outer 5% (p1, p99), else 0.05. It comes out
    * of the release's budget, and the release reports it as `firstLook`.
    */
   look?: number;

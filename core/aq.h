@@ -87,11 +87,12 @@ enum class AqBudgetSplit { kPerLevel, kPerPath };
 // points in the order of `quantiles`, non-decreasing. O(m (runs near each
 // target)): nothing is done per record.
 // AQ's first look (docs/algorithms/aq.md): where the records lie, from a
-// noisy histogram at a small share of the budget. Every node with a public
-// bound for an end (the root, and the nodes along the two outer paths)
-// then draws from binned weights over its points instead of the endpoint
-// shells: 2^floor(noisy count / s) a bin (s the noise's scale, or its
-// standard deviation; at least 1, at most 2^kMostBinWeightBits), so the
+// noisy histogram at a small share of the budget. A node with a public
+// bound for an end that has no reach to go by (the root; a child of a node
+// between both bounds) or holds a large share of the quantile mass draws
+// from binned weights over its points instead of the endpoint shells
+// (aq.cc, Node::Problem): 2^floor(noisy count / s) a bin (s the noise's scale,
+// or its standard deviation; at least 1, at most 2^kMostBinWeightBits), so the
 // empty stretch between a loose bound and the data weighs little. Only
 // base measures change: the release's guarantee is what it was (any public
 // measure), composed with the histogram's; a poor look costs accuracy,

@@ -411,8 +411,8 @@ const tsMutants = [
     name: 'CLI: a charge is saved also when the run fails after it',
     file: 'web/src/cli.ts',
     // As until 0.5: the ledger written only after a run that succeeded.
-    from: '    await releaseColumn(dpq, { ...args, column: args.column }, file, options, quantileSets, boundsBudget, maxContributions, session);\n  } finally {\n    close();\n  }',
-    to: '    await releaseColumn(dpq, { ...args, column: args.column }, file, options, quantileSets, boundsBudget, maxContributions, session);\n    close();\n  } finally {\n  }',
+    from: '    await releaseColumn(dpq, { ...args, column: args.column }, file, options, quantileSets, boundsBudget, maxContributions, session, groupOptions);\n  } finally {\n    close();\n  }',
+    to: '    await releaseColumn(dpq, { ...args, column: args.column }, file, options, quantileSets, boundsBudget, maxContributions, session, groupOptions);\n    close();\n  } finally {\n  }',
     tests: ['tests/ts/cli.test.ts', '-t', 'saves every charge'],
   },
   {

@@ -103,23 +103,27 @@ Status RunAq(const MethodInput& in, ReleaseReport* report,
     look = AqLookFromCounts(counts, scale, points);
     report->look_share = look_share;
     report->look_spent = plan.value().share;
-    report->look_counts.assign(counts.begin(), counts.end());
-    for (int b = 0; b <= kAqLookBins; ++b) {
-      const int64_t edge = look.weights.Edge(b);
-      report->look_edges.push_back(
-          in.grid.ValueAt(std::min(edge, in.grid.steps())));
-    }
     // `found`: the span of bins whose noisy count is at least three noise
     // scales (an empty bin's noise reaches that about once in 40), a
     // summary of the histogram for the reader; the release uses them all.
+    int first = -1;
+    int last = -1;
     for (int b = 0; b < kAqLookBins; ++b) {
-      if (look.weights.WeightOf(look.weights.Edge(b)) < (uint64_t{1} << 3) ||
-          look.weights.Edge(b) == look.weights.Edge(b + 1)) {
+      const int64_t edge = look.weights.Edge(b);
+      if (edge == look.weights.Edge(b + 1) ||
+          look.weights.WeightOf(edge) < (uint64_t{1} << 3)) {
         continue;
       }
-      if (std::isnan(report->look_low))
-        report->look_low = report->look_edges[b];
-      report->look_high = report->look_edges[static_cast<size_t>(b) + 1];
+      if (first < 0) first = b;
+      last = b;
+    }
+    if (first >= 0) {
+      // The last bin ends at the upper bound (point `steps`).
+      const auto value_at_edge = [&](int b) {
+        return in.grid.ValueAt(std::min(look.weights.Edge(b), in.grid.steps()));
+      };
+      report->look_low = value_at_edge(first);
+      report->look_high = value_at_edge(last + 1);
     }
   }
   PointsToValues(

@@ -98,18 +98,13 @@ struct ReleaseReport {
   PrivacyBudget interval_count_spent;
   double interval_count_bound = 0;
   int levels = 0;  // AQ: recursion levels
-  // AQ's first look (aq.h): its share of the method's budget (0: none),
-  // the budget its histogram ran with (with mechanism_epsilon's, what the
-  // method spent), its noisy counts and the bins' edges (kAqLookBins + 1
-  // values; the last bin ends at the upper bound). Public: outputs of a private
-  // release.
+  // AQ's first look (aq.h): its share of the method's budget (0: none), the
+  // budget its histogram ran with (with mechanism_epsilon's, what the
+  // method spent), and the span of the bins whose noisy count reached three
+  // noise scales, from the lowest one's lower edge to the highest one's
+  // upper edge (NaN when none did). Public: outputs of a private release.
   double look_share = 0;
   PrivacyBudget look_spent;  // per record: the histogram's noise budget
-  std::vector<double> look_counts;
-  std::vector<double> look_edges;
-  // The span of the bins whose noisy count reached three noise scales:
-  // from the lowest one's lower edge to the highest one's
-  // upper edge; NaN when none did.
   double look_low = std::numeric_limits<double>::quiet_NaN();
   double look_high = std::numeric_limits<double>::quiet_NaN();
   // True when a seed was given: the noise is reproducible by anyone who

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <memory>
 #include <new>
 #include <string>
@@ -172,16 +171,6 @@ StatusOr<GroupPlan> PlanGroups(const GroupRequest& request,
   return planned;
 }
 
-// The codes' bytes as uint32 (the buffer holds other things later).
-inline uint32_t CodeAt(const unsigned char* codes, size_t i) {
-  uint32_t code;
-  std::memcpy(&code, codes + 4 * i, 4);
-  return code;
-}
-inline void SetCode(unsigned char* codes, size_t i, uint32_t code) {
-  std::memcpy(codes + 4 * i, &code, 4);
-}
-
 // Prepare, keyed rows: every value checked finite (the first bad one named
 // by its row), the rows moved into one contiguous slice per key (an
 // in-place bucket permutation of values and codes; unlisted codes last,
@@ -197,7 +186,7 @@ Status PrepareKeyedRows(double* values, unsigned char* codes, size_t count,
       return Status(StatusCode::kNonFiniteValue,
                     "values[" + std::to_string(i) + "] is not a finite number");
     }
-    const uint32_t code = CodeAt(codes, i);
+    const uint32_t code = LoadWord32(codes, i);
     ++next[std::min(code, keys) + 1];
   }
   for (size_t b = 1; b < next.size(); ++b) next[b] += next[b - 1];
@@ -206,15 +195,15 @@ Status PrepareKeyedRows(double* values, unsigned char* codes, size_t count,
   for (uint32_t b = 0; b <= keys; ++b) {
     const size_t end = b == keys ? count : (*offsets)[b + 1];
     while (next[b] < end) {
-      uint32_t code = std::min(CodeAt(codes, next[b]), keys);
+      uint32_t code = std::min(LoadWord32(codes, next[b]), keys);
       while (code != b) {
         const size_t to = next[code]++;
         const double value = values[to];
-        const uint32_t other = std::min(CodeAt(codes, to), keys);
+        const uint32_t other = std::min(LoadWord32(codes, to), keys);
         values[to] = values[next[b]];
-        SetCode(codes, to, code);
+        StoreWord32(codes, to, code);
         values[next[b]] = value;
-        SetCode(codes, next[b], other);
+        StoreWord32(codes, next[b], other);
         code = other;
       }
       ++next[b];
@@ -318,7 +307,7 @@ StatusOr<size_t> BoundPeopleAcrossGroups(double* values, unsigned char* codes,
   }
   size_t listed = 0;
   for (size_t i = 0; i < count; ++i) {
-    const uint32_t code = CodeAt(codes, i);
+    const uint32_t code = LoadWord32(codes, i);
     if (code < keys) rows[listed++] = {users[i], code, i};
   }
   std::sort(rows.get(), rows.get() + listed, [](const Row& a, const Row& b) {
@@ -362,7 +351,7 @@ StatusOr<size_t> BoundPeopleAcrossGroups(double* values, unsigned char* codes,
   for (size_t i = 0; i < count; ++i) {
     if (keep[i] == 0) continue;
     values[kept] = values[i];
-    SetCode(codes, kept, CodeAt(codes, i));
+    StoreWord32(codes, kept, LoadWord32(codes, i));
     ++kept;
   }
   return kept;

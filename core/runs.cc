@@ -29,17 +29,6 @@ inline bool WholeCount(double c) {
 // total is no faster in WebAssembly, where converting costs a check).
 constexpr size_t kCountsBlock = 512;
 
-// RowsToRuns reads and writes the record buffer as bytes: it holds doubles,
-// then 32-bit point indices (keys), then runs, in overlapping places.
-inline uint32_t LoadKey(const unsigned char* keys, size_t i) {
-  uint32_t key;
-  std::memcpy(&key, keys + 4 * i, 4);
-  return key;
-}
-inline void StoreKey(unsigned char* keys, size_t i, uint32_t key) {
-  std::memcpy(keys + 4 * i, &key, 4);
-}
-
 // RowsToRuns' first step: each value checked, clamped and mapped to its
 // point, key i (4 bytes at 4i) written behind value i (8 bytes at 8i).
 // *sorted tells whether the keys came in order.
@@ -67,7 +56,7 @@ Status ValuesToKeys(unsigned char* bytes, size_t count, const OutputGrid& grid,
       point = grid.PointOf(std::min(std::max(x, lower), upper));
     }
     const auto key = static_cast<uint32_t>(point);
-    StoreKey(bytes, i, key);
+    StoreWord32(bytes, i, key);
     in_order &= key >= previous;
     previous = key;
   }
@@ -80,7 +69,8 @@ Status ValuesToKeys(unsigned char* bytes, size_t count, const OutputGrid& grid,
 void ScatterKeys(const unsigned char* from, unsigned char* to, size_t n,
                  int shift, uint32_t mask, uint32_t* offsets) {
   std::fill(offsets, offsets + mask + 1, 0);
-  for (size_t i = 0; i < n; ++i) ++offsets[(LoadKey(from, i) >> shift) & mask];
+  for (size_t i = 0; i < n; ++i)
+    ++offsets[(LoadWord32(from, i) >> shift) & mask];
   uint32_t total = 0;
   for (uint32_t d = 0; d <= mask; ++d) {
     const uint32_t here = offsets[d];
@@ -88,8 +78,8 @@ void ScatterKeys(const unsigned char* from, unsigned char* to, size_t n,
     total += here;
   }
   for (size_t i = 0; i < n; ++i) {
-    const uint32_t key = LoadKey(from, i);
-    StoreKey(to, offsets[(key >> shift) & mask]++, key);
+    const uint32_t key = LoadWord32(from, i);
+    StoreWord32(to, offsets[(key >> shift) & mask]++, key);
   }
 }
 
@@ -101,9 +91,9 @@ void ScatterKeys(const unsigned char* from, unsigned char* to, size_t n,
 size_t KeysToRuns(const unsigned char* keys, size_t count,
                   unsigned char* points, double* ends) {
   size_t runs = 0;
-  uint32_t key = LoadKey(keys, 0);
+  uint32_t key = LoadWord32(keys, 0);
   for (size_t i = 0; i + 1 < count; ++i) {
-    const uint32_t next = LoadKey(keys, i + 1);
+    const uint32_t next = LoadWord32(keys, i + 1);
     const auto point = static_cast<double>(key);
     std::memcpy(points + 8 * runs, &point, 8);
     ends[runs] = static_cast<double>(i + 1);
@@ -141,7 +131,7 @@ size_t CountedKeysToRuns(const unsigned char* keys, const uint32_t* bucket_ends,
     if (end == begin) continue;
     std::fill(counters.begin(), counters.end(), 0);
     for (size_t i = begin; i < end; ++i) {
-      ++counters[LoadKey(keys, i) & low_mask];
+      ++counters[LoadWord32(keys, i) & low_mask];
     }
     // The occupied counters moved to the front, in order, without a branch
     // (which points are occupied is random): slot k <= j is written after

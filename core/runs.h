@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -21,6 +22,18 @@
 #include "core/status.h"
 
 namespace dpq {
+
+// The i-th 32-bit word of a byte buffer. Record buffers hold doubles, then
+// 32-bit point keys or group codes, then runs, in overlapping places
+// (RowsToRuns, groups.h), so they are read and written as bytes.
+inline uint32_t LoadWord32(const unsigned char* bytes, size_t i) {
+  uint32_t word;
+  std::memcpy(&word, bytes + 4 * i, 4);
+  return word;
+}
+inline void StoreWord32(unsigned char* bytes, size_t i, uint32_t word) {
+  std::memcpy(bytes + 4 * i, &word, 4);
+}
 
 // A view: the arrays belong to a RunsStore or to the caller's buffers.
 struct Runs {

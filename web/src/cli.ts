@@ -33,6 +33,7 @@ import {
   type GroupOptions,
 } from './node.js';
 import { rankError, tieOf } from './truth.js';
+import { editDistance } from './validate.js';
 
 const USAGE = `usage: dp-quantiles [FILE] --column NAME|INDEX
                     (--lower L --upper U | --estimate-bounds epsilon=E|rho=R)
@@ -1005,19 +1006,6 @@ function unknownFlagHint(error: Error): string {
     }
   }
   return `unknown option '--${unknown[1]}'${best === '' ? '' : ` (did you mean '--${best}'?)`}`;
-}
-
-// Edit distance between two flag names.
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length];
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -268,11 +268,12 @@ class PointMeasure {
     return to < from ? 0 : Prefix(to + 1) - Prefix(from);
   }
   // Mass(first, x - 1) for x in [first, last + 1], up to a constant (mod
-  // 2^64) for the uniform measure: only differences are meaningful. Walkers
-  // keep the prefix at their edge, so a segment's mass costs one call.
+  // 2^64) for the uniform and binned measures: only differences are
+  // meaningful. Walkers keep the prefix at their edge, so a segment's mass
+  // costs one call.
   DPQ_HOT_INLINE uint64_t Prefix(int64_t x) const {
     const uint64_t before = static_cast<uint64_t>(x - first_);
-    if (bins_ != nullptr) return bins_->Before(x) - bins_->Before(first_);
+    if (bins_ != nullptr) return bins_->Before(x);
     if (uniform()) return before;
     return flat_ * before +
            first_weight_ * SideMass(x - first_, first_reach_, first_drop_) +

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <memory>
 #include <new>
 #include <string>
@@ -17,6 +19,8 @@
 
 namespace dpq {
 namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The plan of a grouped release: the per-group request and plan (one
 // group's budget), the whole spend as the session sees it, the selection.
@@ -171,21 +175,79 @@ StatusOr<GroupPlan> PlanGroups(const GroupRequest& request,
   return planned;
 }
 
+Status NonFiniteRow(size_t i) {
+  return Status(StatusCode::kNonFiniteValue,
+                "values[" + std::to_string(i) + "] is not a finite number");
+}
+
 // Prepare, keyed rows: every value checked finite (the first bad one named
-// by its row), the rows moved into one contiguous slice per key (an
-// in-place bucket permutation of values and codes; unlisted codes last,
-// left out), then each slice made runs on the plan's grid (bucket edges
-// first with `buckets`), the runs' counts written over the codes' buffer.
-// offsets[key] .. offsets[key + 1] is a key's slice, runs[key] its runs.
+// by its row) and, on a keyed grid (runs.h), made its point key in the
+// same pass that counts the codes; the listed rows' keys scattered into
+// one contiguous slice per code (a counting sort into the codes' buffer's
+// second half; unlisted codes left out), and each slice's keys made runs
+// in its rows' part of the two buffers. offsets[key] .. offsets[key + 1]
+// is a key's slice, runs[key] its runs (points over the values, counts over
+// the codes' buffer).
+//
+// Where each byte goes, with n rows, values V and codes C (8n bytes each):
+// keys to V[4i] (behind value i, read first); the scatter reads C[0, 4n)
+// and writes C[4n, 8n); key k's slice [s, e) is copied to V[8s, 8s + 4(e -
+// s)), free since the scatter, and its runs written over V[8s, 8e) and C[8s,
+// 8e), which ends at or before 4n + 4e, where the next slice's keys start.
+// No memory beyond the buffers but a counter a key: 16 bytes a row.
+// Otherwise (a grid past 32-bit keys) an in-place bucket permutation of
+// values and codes, then RowsToRuns per slice.
 Status PrepareKeyedRows(double* values, unsigned char* codes, size_t count,
                         uint32_t keys, const GroupPlan& planned,
                         std::vector<size_t>* offsets, std::vector<Runs>* runs) {
+  const ReleasePlan& plan = planned.plan;
+  const OutputGrid& grid = plan.grid;
   std::vector<size_t> next(static_cast<size_t>(keys) + 2, 0);
-  for (size_t i = 0; i < count; ++i) {
-    if (!std::isfinite(values[i])) {
-      return Status(StatusCode::kNonFiniteValue,
-                    "values[" + std::to_string(i) + "] is not a finite number");
+  auto* ends = reinterpret_cast<double*>(codes);
+  runs->assign(keys, Runs());
+  if (KeyedGrid(grid)) {
+    auto* bytes = reinterpret_cast<unsigned char*>(values);
+    const NearestShortcut shortcut = grid.shortcut();
+    const double lower = planned.per_group.lower;
+    const double upper = planned.per_group.upper;
+    for (size_t i = 0; i < count; ++i) {
+      double x;
+      std::memcpy(&x, bytes + 8 * i, 8);
+      if (!std::isfinite(x)) return NonFiniteRow(i);
+      // Bucketed: the value's bucket edge first, as ToBucketEdges.
+      if (plan.bucketed) {
+        x = grid.ValueAt(grid.CellOf(std::min(std::max(x, lower), upper)));
+      }
+      uint32_t key = 0;  // x is finite: PointKey sets it
+      PointKey(x, shortcut, grid, &key);
+      StoreWord32(bytes, i, key);
+      ++next[std::min(LoadWord32(codes, i), keys) + 1];
     }
+    for (size_t b = 1; b < next.size(); ++b) next[b] += next[b - 1];
+    offsets->assign(next.begin(), next.end() - 1);  // keys + 1 starts
+    unsigned char* slices = codes + 4 * count;
+    for (size_t i = 0; i < count; ++i) {
+      const uint32_t code = LoadWord32(codes, i);
+      if (code < keys) StoreWord32(slices, next[code]++, LoadWord32(bytes, i));
+    }
+    for (uint32_t key = 0; key < keys; ++key) {
+      const size_t start = (*offsets)[key];
+      const size_t size = (*offsets)[key + 1] - start;
+      unsigned char* slice = bytes + 8 * start;
+      bool sorted = true;
+      uint32_t previous = 0;
+      for (size_t i = 0; i < size; ++i) {
+        const uint32_t k = LoadWord32(slices, start + i);
+        sorted &= k >= previous;
+        previous = k;
+        StoreWord32(slice, i, k);
+      }
+      (*runs)[key] = KeysToRunsInPlace(slice, size, grid, ends + start, sorted);
+    }
+    return Status::Ok();
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (!std::isfinite(values[i])) return NonFiniteRow(i);
     const uint32_t code = LoadWord32(codes, i);
     ++next[std::min(code, keys) + 1];
   }
@@ -211,9 +273,6 @@ Status PrepareKeyedRows(double* values, unsigned char* codes, size_t count,
   }
   // The codes are spent: their buffer, 8 bytes a row, holds the runs'
   // counts from here on.
-  auto* ends = reinterpret_cast<double*>(codes);
-  runs->assign(keys, Runs());
-  const ReleasePlan& plan = planned.plan;
   for (uint32_t key = 0; key < keys; ++key) {
     const size_t start = (*offsets)[key];
     const size_t size = (*offsets)[key + 1] - start;
@@ -222,9 +281,9 @@ Status PrepareKeyedRows(double* values, unsigned char* codes, size_t count,
       Status status = ClampValues(slice, size, planned.per_group.lower,
                                   planned.per_group.upper);
       if (!status.ok()) return status;
-      ToBucketEdges(slice, size, plan.grid);
+      ToBucketEdges(slice, size, grid);
     }
-    StatusOr<Runs> made = RowsToRuns(slice, size, plan.grid, ends + start);
+    StatusOr<Runs> made = RowsToRuns(slice, size, grid, ends + start);
     if (!made.ok()) return made.status();
     (*runs)[key] = made.value();
   }
@@ -249,12 +308,16 @@ StatusOr<GroupedReport> RunGroups(const std::vector<Runs>& runs,
     grouped.released.assign(runs.size(), 1);
   }
   ReleaseReport& report = grouped.release;
+  grouped.look_low.assign(runs.size(), kNaN);
+  grouped.look_high.assign(runs.size(), kNaN);
   bool first = true;
   for (size_t key = 0; key < runs.size(); ++key) {
     if (grouped.released[key] == 0) continue;
     StatusOr<ReleaseReport> one = RunPrepared(
         runs[key], planned.per_group, planned.plan, rng, out + key * planned.m);
     if (!one.ok()) return one.status();
+    grouped.look_low[key] = one.value().look_low;
+    grouped.look_high[key] = one.value().look_high;
     if (first) {
       report = std::move(one.value());
       first = false;
@@ -267,6 +330,9 @@ StatusOr<GroupedReport> RunGroups(const std::vector<Runs>& runs,
                                   one.value().interval_high.end());
     }
   }
+  // Each key's span is its own (above), not the first key's.
+  report.look_low = kNaN;
+  report.look_high = kNaN;
   if (first) {
     // No key released: the report still says what was spent and how.
     report.method = planned.plan.method->name;

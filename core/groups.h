@@ -70,6 +70,10 @@ struct GroupedReport {
   ReleaseReport release;
   // Per key: 1 if released (always, with public keys).
   std::vector<uint8_t> released;
+  // Per key: the span its first look found (AQ, aq.h; NaN where a key was
+  // not released or its look found nothing). `release` holds the share.
+  std::vector<double> look_low;
+  std::vector<double> look_high;
   // Private keys: the selection's plan and what it spent (part of `spent`).
   bool private_keys = false;
   SelectionPlan selection;

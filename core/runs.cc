@@ -40,22 +40,13 @@ Status ValuesToKeys(unsigned char* bytes, size_t count, const OutputGrid& grid,
   // 10^6 values took a third less on both platforms). A local copy: its
   // fields stay in registers, which the byte stores cannot alias.
   const NearestShortcut shortcut = grid.shortcut();
-  const double lower = grid.lower();
-  const double upper = grid.upper();
   bool in_order = true;
   uint32_t previous = 0;
   for (size_t i = 0; i < count; ++i) {
     double x;
     std::memcpy(&x, bytes + 8 * i, 8);
-    int64_t point;
-    if (!shortcut.Nearest(x, &point)) {
-      if (!std::isfinite(x)) return NonFiniteValueAt(i, x);
-      // PointOf asks the shortcut again, which fails here too (so
-      // PointOfByValues answers), but calling that directly measured 1%
-      // slower in WebAssembly: this path is rare, the loop's code is not.
-      point = grid.PointOf(std::min(std::max(x, lower), upper));
-    }
-    const auto key = static_cast<uint32_t>(point);
+    uint32_t key;
+    if (!PointKey(x, shortcut, grid, &key)) return NonFiniteValueAt(i, x);
     StoreWord32(bytes, i, key);
     in_order &= key >= previous;
     previous = key;
@@ -160,7 +151,7 @@ size_t CountedKeysToRuns(const unsigned char* keys, const uint32_t* bucket_ends,
 
 StatusOr<Runs> RowsToRuns(double* values, size_t count, const OutputGrid& grid,
                           double* ends) {
-  if (count < kRadixMinRecords || grid.steps() >= (int64_t{1} << 32) - 1) {
+  if (count < kRadixMinRecords || !KeyedGrid(grid)) {
     Status status = ClampValues(values, count, grid.lower(), grid.upper());
     if (!status.ok()) return status;
     std::sort(values, values + count);
@@ -171,6 +162,24 @@ StatusOr<Runs> RowsToRuns(double* values, size_t count, const OutputGrid& grid,
   bool sorted = false;
   Status status = ValuesToKeys(bytes, count, grid, &sorted);
   if (!status.ok()) return status;
+  return KeysToRunsInPlace(bytes, count, grid, ends, sorted);
+}
+
+Runs KeysToRunsInPlace(unsigned char* bytes, size_t count,
+                       const OutputGrid& grid, double* ends, bool sorted) {
+  auto* values = reinterpret_cast<double*>(bytes);
+  if (count == 0) return Runs{values, ends, 0};
+  if (count < kRadixMinRecords) {
+    // Few keys: sorted on the stack, then to the second half of `ends`,
+    // where KeysToRuns reads them (the same runs as std::sort of the
+    // values: PointOf is monotone).
+    uint32_t keys[kRadixMinRecords];
+    for (size_t i = 0; i < count; ++i) keys[i] = LoadWord32(bytes, i);
+    std::sort(keys, keys + count);
+    unsigned char* last = reinterpret_cast<unsigned char*>(ends) + 4 * count;
+    std::memcpy(last, keys, 4 * count);
+    return Runs{values, ends, KeysToRuns(last, count, bytes, ends)};
+  }
   // The sorted keys end in the second half of `ends`, so that the runs'
   // counts, written from its start, stay behind the keys still to be read,
   // and the points go to `values`, free by then: pass k of P writes there

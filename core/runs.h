@@ -10,6 +10,8 @@
 #ifndef DPQ_CORE_RUNS_H_
 #define DPQ_CORE_RUNS_H_
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -83,6 +85,31 @@ struct Runs {
 // either way.
 StatusOr<Runs> RowsToRuns(double* values, size_t count, const OutputGrid& grid,
                           double* ends);
+
+// Whether a grid's points fit RowsToRuns' 32-bit keys.
+inline bool KeyedGrid(const OutputGrid& grid) {
+  return grid.steps() < (int64_t{1} << 32) - 1;
+}
+// A value's key as RowsToRuns makes it: the index of the grid point nearest
+// x clamped to the grid's bounds. False (and no key) when x is not finite.
+// `shortcut` is grid.shortcut(), copied by the caller (kept in registers).
+inline bool PointKey(double x, const NearestShortcut& shortcut,
+                     const OutputGrid& grid, uint32_t* key) {
+  int64_t point;
+  if (!shortcut.Nearest(x, &point)) {
+    if (!std::isfinite(x)) return false;
+    point = grid.PointOf(std::min(std::max(x, grid.lower()), grid.upper()));
+  }
+  *key = static_cast<uint32_t>(point);
+  return true;
+}
+// RowsToRuns after its first step, for a caller that made the keys (a
+// keyed grid): keys (PointKey's, 4 bytes at 4i) in the first half of
+// `bytes` (8 count bytes), `sorted` whether they are in order; the runs'
+// points land in `bytes` and their counts in `ends` (8 count bytes, used as
+// scratch too). The same runs as RowsToRuns on the values.
+Runs KeysToRunsInPlace(unsigned char* bytes, size_t count,
+                       const OutputGrid& grid, double* ends, bool sorted);
 
 // Sorted points (exact integer doubles, e.g. ConvertToPoints' output) to runs,
 // in place: the distinct points move to sorted_points[0, k) and ends[0, k)

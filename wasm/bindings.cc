@@ -588,7 +588,8 @@ dpq::GroupRequest ReadGroups(const val& extra, dpq::ReleaseRequest release) {
 }
 
 // The grouped report into the block, the intervals spread by key, the
-// flags after them, the selection into extra's `report`.
+// flags after them, then each key's first-look span (low, high; NaN for
+// none), the selection into extra's `report`.
 int GroupedReport(const dpq::StatusOr<dpq::GroupedReport>& grouped,
                   uint32_t keys, uint32_t m, double* out, double* block,
                   const val& extra) {
@@ -600,8 +601,11 @@ int GroupedReport(const dpq::StatusOr<dpq::GroupedReport>& grouped,
   const bool intervals = release.has_intervals;
   const size_t width = static_cast<size_t>(keys) * m;
   size_t next = 0;
+  double* looks = out + (intervals ? 3 : 1) * width + keys;
   for (uint32_t key = 0; key < keys; ++key) {
     out[(intervals ? 3 : 1) * width + key] = g.released[key];
+    looks[2 * key] = g.look_low[key];
+    looks[2 * key + 1] = g.look_high[key];
     if (!intervals || g.released[key] == 0) continue;
     for (uint32_t j = 0; j < m; ++j, ++next) {
       out[width + key * m + j] = release.interval_low[next];
@@ -636,8 +640,8 @@ int ReleaseByGroup(uintptr_t values_address, uintptr_t codes_address,
   double* out = HeapPointer<double>(out_address);
   const double* quantiles = HeapPointer<const double>(quantiles_address);
   request.release.quantiles.assign(quantiles, quantiles + quantile_count);
-  // Two small arrays a key besides the runs (offsets, runs).
-  need += dpq::ReleaseWorkingBytes(request.release) + 48.0 * request.keys;
+  // Small arrays a key besides the runs (offsets, runs, the looks' spans).
+  need += dpq::ReleaseWorkingBytes(request.release) + 64.0 * request.keys;
   const dpq::Status room = RequireHeap(need, "this grouped release");
   if (!room.ok()) return Report(room, quantile_count, out, block);
   return GroupedReport(
@@ -663,7 +667,7 @@ int ReleaseByGroupFromCounts(uintptr_t keys_address, uintptr_t buckets_address,
   request.release.quantiles.assign(quantiles, quantiles + quantile_count);
   // The rows' order and runs (8 + 16 bytes a row), and the keys' arrays.
   need += 24.0 * rows + dpq::ReleaseWorkingBytes(request.release) +
-          48.0 * request.keys;
+          64.0 * request.keys;
   const dpq::Status room = RequireHeap(need, "this grouped release");
   if (!room.ok()) return Report(room, quantile_count, out, block);
   return GroupedReport(dpq::ReleaseByGroupFromCounts(

@@ -225,6 +225,85 @@ TEST(GroupsTest, CountsReleaseTheRowsBitForBit) {
   }
 }
 
+// Groups of sizes around each of the keyed prepare's paths (empty, under
+// kRadixMinRecords, the digit width's 4,096, presorted, atoms, values
+// outside the bounds), shuffled together with unlisted rows.
+Rows MixedSizes(const std::vector<size_t>& sizes, uint64_t seed) {
+  SeededRandom rng(seed);
+  Rows rows;
+  for (uint32_t g = 0; g < sizes.size(); ++g) {
+    for (size_t i = 0; i < sizes[g]; ++i) {
+      double x = 100 * UniformDouble(rng) - 10;           // some below 0
+      if (g % 3 == 1) x = std::floor(x / 7) * 7;          // atoms
+      if (g % 4 == 2) x = 0.37 * static_cast<double>(i);  // in order
+      rows.values.push_back(x);
+      rows.codes.push_back(g);
+    }
+  }
+  for (int i = 0; i < 50; ++i) {
+    rows.values.push_back(1e9);
+    rows.codes.push_back(static_cast<uint32_t>(sizes.size()) + 3);
+  }
+  for (size_t i = rows.values.size(); i > 1; --i) {
+    const auto j = static_cast<size_t>(UniformInteger(rng, i));
+    std::swap(rows.values[i - 1], rows.values[j]);
+    std::swap(rows.codes[i - 1], rows.codes[j]);
+  }
+  return rows;
+}
+
+const std::vector<size_t> kMixedSizes = {0,   1,    5,    63,   64, 65, 300,
+                                         700, 4095, 4096, 5000, 2,  64, 9000};
+
+TEST(GroupsTest, EachSliceIsItsRowsRelease) {
+  // Each key listed alone: its grouped release is the release of its rows,
+  // bit for bit, on the default grid, a step grid and buckets.
+  const Rows rows = MixedSizes(kMixedSizes, 11);
+  for (int grid = 0; grid < 3; ++grid) {
+    for (uint32_t g = 0; g < kMixedSizes.size(); ++g) {
+      GroupRequest request = BasicGroups(1);
+      if (grid == 1) request.release.options.push_back({"step", 0.5});
+      if (grid == 2) request.release.buckets = 777;
+      Rows one = rows;
+      std::vector<double> kept;
+      for (size_t i = 0; i < one.codes.size(); ++i) {
+        if (one.codes[i] == g) kept.push_back(one.values[i]);
+        one.codes[i] = one.codes[i] == g ? 0 : 1;
+      }
+      std::vector<double> grouped;
+      ASSERT_TRUE(Grouped(one, request, &grouped).ok()) << g;
+      std::vector<double> single(3);
+      ASSERT_TRUE(ReleaseQuantiles(kept.data(), kept.size(), request.release,
+                                   single.data())
+                      .ok());
+      EXPECT_EQ(grouped, single) << "group " << g << " grid " << grid;
+    }
+  }
+}
+
+TEST(GroupsTest, SlicesOfEverySizeMatchTheirCounts) {
+  // All keys at once (each slice's runs written beside the next slices'
+  // keys): the rows release what a GROUP BY of their buckets releases.
+  const Rows rows = MixedSizes(kMixedSizes, 12);
+  const auto keys = static_cast<uint32_t>(kMixedSizes.size());
+  for (const size_t bucket_count : {size_t{50}, size_t{1} << 16}) {
+    const Triples t = GroupBy(rows, keys, bucket_count);
+    GroupRequest request = BasicGroups(keys);
+    request.release.method = "aggtree";  // reads every run
+    request.release.buckets = static_cast<double>(bucket_count);
+    std::vector<double> from_rows;
+    ASSERT_TRUE(Grouped(rows, request, &from_rows).ok());
+    GroupRequest counted = request;
+    counted.release.buckets.reset();
+    std::vector<double> from_counts(keys * 3, -1);
+    ASSERT_TRUE(ReleaseByGroupFromCounts(
+                    t.keys.data(), t.buckets.data(), t.counts.data(),
+                    t.keys.size(), bucket_count, counted, from_counts.data())
+                    .ok());
+    EXPECT_EQ(from_rows, from_counts) << bucket_count;
+  }
+}
+
 TEST(GroupsTest, BudgetAddsUpPerGroupAndPerPerson) {
   // What each group's mechanisms run with, times the groups a person
   // spans and their rows per group, plus the selection, is at most the

@@ -325,6 +325,12 @@ describe('dp-quantiles CLI', () => {
     // north's amounts in [20, 30), south's in [30, 40): medians near 25 and 35.
     expect(Math.abs(byRegion.groups[0].quantiles[0].value - 35)).toBeLessThan(1);
     expect(Math.abs(byRegion.groups[1].quantiles[0].value - 25)).toBeLessThan(1);
+    // The first look: its share once, each group's span on the group (of
+    // 16 bins of 6.25, south's values lie in [30, 40)).
+    expect(byRegion.firstLook).toEqual({ share: 0.05 });
+    const [low, high] = byRegion.groups[0].firstLook.found;
+    expect(low).toBeLessThanOrEqual(30);
+    expect(high).toBeGreaterThanOrEqual(40);
     const chosen = JSON.parse(run([...args, '--group-by', 'region', '--delta', '1e-6']).stdout);
     expect(chosen.keys).toBe('private');
     expect(chosen.groups.map((g: { key: string }) => g.key)).toEqual(['east', 'north', 'south']);

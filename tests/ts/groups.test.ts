@@ -74,6 +74,56 @@ describe('releaseByGroup', () => {
     });
   });
 
+  it('maps typed-array codes as it maps an array of the same keys, bit for bit', () => {
+    // The typed-array fast path (consecutive keys, or a table) against the
+    // general one: codes outside the keys, negative and past them, are left out.
+    const n = 3_000;
+    const values = Float64Array.from({ length: n }, (_, i) => ((i * 7919) % 1000) / 10);
+    const codes = Int32Array.from({ length: n }, (_, i) => ((i * 13) % 12) - 2);
+    for (const keys of [[0, 1, 2, 3], [7, 3, 9, -1], [5, 6, 7, 8, 9]]) {
+      const options = { ...base, upper: 100, keys, seed: 21 };
+      const typed = dpq.releaseByGroup(values, codes, options);
+      const plain = dpq.releaseByGroup(values, Array.from(codes), options);
+      const floats = dpq.releaseByGroup(values, Float64Array.from(codes), options);
+      expect(typed.groups).toEqual(plain.groups);
+      expect(floats.groups).toEqual(plain.groups);
+      // A group listed alone is its own rows' release.
+      const own = values.filter((_, i) => codes[i] === keys[1]);
+      const alone = dpq.releaseByGroup(values, codes, { ...options, keys: [keys[1]] }).groups[0];
+      expect(alone.values).toEqual(dpq.release(own, { ...base, upper: 100, seed: 21 }).values);
+    }
+  });
+
+  it("reports each group's own first look, not the first group's", () => {
+    // Two groups far apart in [0, 200]: each look finds its own group's bins
+    // (16 of 12.5), and the top level carries the share only.
+    const n = 4_000;
+    const values = Float64Array.from({ length: n }, (_, i) => (i % 2 === 0 ? 10 : 160) + ((i * 7919) % 1000) / 200);
+    const groups = Array.from({ length: n }, (_, i) => (i % 2 === 0 ? 'low' : 'high'));
+    let narrow = 0;
+    for (let seed = 1; seed <= 5; seed++) {
+      const release = dpq.releaseByGroup(values, groups, { ...base, quantiles: [0.01, 0.99], keys: ['low', 'high'], seed });
+      expect(release.firstLook).toEqual({ share: 0.1 });
+      const [low, high] = release.groups;
+      // Each span holds its own group's values (an empty bin's noise can
+      // widen it: it passes the mark about once in 40).
+      const [a, b] = low.firstLook?.found ?? [NaN, NaN];
+      expect(a).toBeLessThanOrEqual(10);
+      expect(b).toBeGreaterThanOrEqual(15);
+      const [c, d] = high.firstLook?.found ?? [NaN, NaN];
+      expect(c).toBeLessThanOrEqual(160);
+      expect(d).toBeGreaterThanOrEqual(165);
+      if (b < 150) narrow++;
+      if (c > 15) narrow++;
+    }
+    // Most spans stay off the other group's bins: they are not one span.
+    expect(narrow).toBeGreaterThanOrEqual(6);
+    // Without the look, no firstLook anywhere.
+    const paper = dpq.releaseByGroup(values, groups, { ...base, keys: ['low', 'high'], method: 'aq', look: 0 });
+    expect(paper.firstLook).toBeUndefined();
+    expect(paper.groups.every((g) => g.firstLook === undefined)).toBe(true);
+  });
+
   it('selects private keys with delta: large keys always, a key of one row almost never', () => {
     const { values, departments } = salaries(8_000);
     const groups: GroupKey[] = [...departments, 'ceo'];

@@ -261,7 +261,8 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
   }
 
   // A grouped release's results at `out` (keys x m values, then with
-  // confidence keys x m lows and highs, then a flag a key), as the bindings
+  // confidence keys x m lows and highs, then a flag a key, then each key's
+  // first-look span, two a key), as the bindings
   // write them, with its report in the block and in extra.report.
   function readGrouped(
     out: number,
@@ -277,19 +278,22 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     const at = out / 8;
     const width = keys.length * m;
     const flags = at + (confidence === undefined ? 1 : 3) * width;
+    const looks = flags + keys.length;
     const groups: GroupRelease[] = [];
     keys.forEach((key, k) => {
       if (heap[flags + k] !== 1) return;
       const from = at + k * m;
+      const low = heap[looks + 2 * k];
       groups.push({
         key,
         values: heap.slice(from, from + m),
         ...(confidence === undefined
           ? {}
           : { intervals: { low: heap.slice(from + width, from + width + m), high: heap.slice(from + 2 * width, from + 2 * width + m) } }),
+        ...(Number.isNaN(low) ? {} : { firstLook: { found: [low, heap[looks + 2 * k + 1]] as [number, number] } }),
       });
     });
-    const { values: _values, intervals, ...rest } = base;
+    const { values: _values, intervals, firstLook, ...rest } = base;
     void _values;
     const report = extra.report;
     const privateKeys = extra.groups.private;
@@ -306,6 +310,7 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
           }
         : {}),
       ...(report !== undefined && report.maxGroups > 0 ? { maxGroups: report.maxGroups } : {}),
+      ...(firstLook === undefined ? {} : { firstLook: { share: firstLook.share } }),
       ...(intervals === undefined ? {} : { intervals: (({ low: _l, high: _h, ...meta }) => meta)(intervals) }),
     };
   }
@@ -322,18 +327,18 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     if (session !== undefined) spec.session = session;
     const quantiles = checkNumbers('quantiles', (options as { quantiles: unknown }).quantiles);
     const list = checkGroups(groupsOfRows, values.length);
-    let codes: Uint32Array;
+    // Public keys' codes are written straight into the heap, below.
+    let codes: Uint32Array | undefined;
     let keys: GroupKey[];
     if (publicKeys !== undefined) {
       keys = publicKeys;
-      codes = publicCodes(list, keys);
     } else {
       ({ codes, keys } = privateCodes(list));
       groups.keys = keys.length;
     }
     const users = personIndices((options as PerPersonOptions).users, values.length);
     const m = quantiles.length;
-    const outputs = (spec.confidence !== undefined ? 3 : 1) * keys.length * m + keys.length;
+    const outputs = (spec.confidence !== undefined ? 3 : 1) * keys.length * m + 3 * keys.length;
     // After the outputs and the block, the codes' buffer: 8 bytes a row
     // (the codes in its first half; the core writes the runs' counts there).
     const codesFrom = outputs + block.size;
@@ -341,7 +346,11 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
       withHeap([values, quantiles], codesFrom + Math.max(1, values.length), ([valuesAt, quantilesAt], out) => {
         const blockAt = out + 8 * outputs;
         const codesAt = out + 8 * codesFrom;
-        module.HEAPU32.set(codes, codesAt / 4);
+        if (codes === undefined) {
+          publicCodes(list, keys, 'groups', module.HEAPU32.subarray(codesAt / 4, codesAt / 4 + values.length));
+        } else {
+          module.HEAPU32.set(codes, codesAt / 4);
+        }
         block.write(module.HEAPF64, blockAt / 8, spec);
         const extra: WasmGroupExtra = { method: spec.method, options: spec.options, interval: spec.interval, session: spec.session, groups };
         module.releaseByGroup(valuesAt, codesAt, values.length, quantilesAt, m, out, blockAt, extra);
@@ -392,7 +401,7 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     const { buckets: _b, ...withoutBuckets } = spec;
     void _b;
     const m = quantiles.length;
-    const outputs = (spec.confidence !== undefined ? 3 : 1) * keys.length * m + keys.length;
+    const outputs = (spec.confidence !== undefined ? 3 : 1) * keys.length * m + 3 * keys.length;
     const codesFrom = outputs + block.size;
     return withHeap([buckets, tallies, quantiles], codesFrom + Math.max(1, Math.ceil(rows / 2)), ([bucketsAt, countsAt, quantilesAt], out) => {
       const blockAt = out + 8 * outputs;

@@ -807,6 +807,7 @@ function groupedEntry(
     ...(release.selection === undefined ? {} : { selection: release.selection }),
     ...(release.maxGroups === undefined ? {} : { maxGroups: release.maxGroups }),
     ...(release.maxContributions === undefined ? {} : { maxContributions: release.maxContributions }),
+    ...(release.firstLook === undefined ? {} : { firstLook: release.firstLook }),
     groups: release.groups.map((group) => {
       const sorted = truth === undefined ? undefined : Float64Array.from(byGroup.get(String(group.key)) ?? []).sort();
       const rows =
@@ -819,7 +820,7 @@ function groupedEntry(
           (row as Record<string, unknown>).interval = [intervals.low[i], intervals.high[i]];
         });
       }
-      return { key: group.key, quantiles: rows };
+      return { key: group.key, ...(group.firstLook === undefined ? {} : { firstLook: group.firstLook }), quantiles: rows };
     }),
     ...(release.intervals === undefined ? {} : { intervals: release.intervals }),
   };

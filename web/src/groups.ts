@@ -71,12 +71,56 @@ function integerSpan(keys: readonly GroupKey[]): { min: number; max: number } | 
   return keys.length > 0 && max - min < 2 ** 22 ? { min, max } : undefined;
 }
 
-/** Codes for public keys: rows whose key is not listed get keys.length. */
-export function publicCodes(groups: ArrayLike<unknown>, keys: readonly GroupKey[], name = 'groups'): Uint32Array {
+// Typed arrays whose every element is a whole number: no per-row checks.
+function isIntegerArray(list: ArrayLike<unknown>): list is Int32Array | Uint32Array | Int16Array | Uint16Array | Int8Array | Uint8Array | Uint8ClampedArray {
+  return (
+    list instanceof Int32Array ||
+    list instanceof Uint32Array ||
+    list instanceof Int16Array ||
+    list instanceof Uint16Array ||
+    list instanceof Int8Array ||
+    list instanceof Uint8Array ||
+    list instanceof Uint8ClampedArray
+  );
+}
+
+/**
+ * Codes for public keys: rows whose key is not listed get keys.length.
+ * Written into `codes` when given (a view of the module's heap, saving a
+ * copy), else into a new array.
+ */
+export function publicCodes(
+  groups: ArrayLike<unknown>,
+  keys: readonly GroupKey[],
+  name = 'groups',
+  codes: Uint32Array = new Uint32Array(groups.length),
+): Uint32Array {
   const n = groups.length;
-  const codes = new Uint32Array(n);
   const left = keys.length;
   const span = integerSpan(keys);
+  if (span !== undefined && isIntegerArray(groups)) {
+    // Integer codes in a typed array (the common case): a table lookup a
+    // row, and none when the keys are min, min + 1, ... in order.
+    const min = span.min;
+    const width = span.max - min;
+    const consecutive = keys.length === width + 1 && keys.every((key, code) => key === min + code);
+    if (consecutive) {
+      for (let i = 0; i < n; i++) {
+        const at = groups[i] - min;
+        codes[i] = at >= 0 && at <= width ? at : left;
+      }
+    } else {
+      const table = new Uint32Array(width + 1).fill(left);
+      keys.forEach((key, code) => {
+        table[(key as number) - min] = code;
+      });
+      for (let i = 0; i < n; i++) {
+        const at = groups[i] - min;
+        codes[i] = at >= 0 && at <= width ? table[at] : left;
+      }
+    }
+    return codes;
+  }
   if (span !== undefined) {
     // Whole-number keys: a table, no hashing (an Int32Array of codes is
     // the common case).

@@ -350,6 +350,8 @@ export interface GroupRelease {
   values: Float64Array;
   /** With `confidence`: each group's intervals, as a release's. */
   intervals?: { low: Float64Array; high: Float64Array };
+  /** AQ's first look at this group's rows: the span of bins it found (public; absent when it found none). */
+  firstLook?: { found: [number, number] };
 }
 
 /** A grouped release and its privacy accounting. */
@@ -364,6 +366,8 @@ export interface GroupedRelease extends Omit<QuantilesRelease, 'values' | 'inter
   maxGroups?: number;
   /** With `confidence`: what the intervals hold and spent (the groups carry the bounds). */
   intervals?: Omit<ConfidenceIntervals, 'low' | 'high'>;
+  /** AQ's first look: its share of each group's budget (each group's span is on the group). */
+  firstLook?: { share: number };
 }
 
 /** Options of `sanitize`. Exactly one of `epsilon` and `rho`. */

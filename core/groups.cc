@@ -87,11 +87,6 @@ StatusOr<GroupPlan> PlanGroups(const GroupRequest& request,
   PrivacyBudget groups = whole.value();
   double selection_epsilon = 0;
   if (request.private_keys) {
-    if (whole.value().kind != PrivacyBudget::Kind::kPure) {
-      return Status(StatusCode::kInvalidPrivacy,
-                    "private keys need epsilon and delta (the selection is "
-                    "(epsilon, delta)-DP); under rho, give the keys");
-    }
     if (!request.delta.has_value()) {
       return Status(StatusCode::kInvalidPrivacy,
                     "private keys need delta: without public keys, a key "
@@ -103,17 +98,28 @@ StatusOr<GroupPlan> PlanGroups(const GroupRequest& request,
     if (!(share > 0 && share < 1)) {
       return GroupOptionError("selectionShare must be in (0, 1)");
     }
-    StatusOr<PrivacyBudget> approx = WithDelta(whole.value(), *request.delta);
-    if (!approx.ok()) {
+    const double delta = *request.delta;
+    if (!(delta > 0 && delta < 1)) {
       return Status(StatusCode::kInvalidPrivacy,
                     "private keys need delta strictly between 0 and 1");
     }
-    planned.spend = approx.value();
     const BudgetSplit split =
         SplitBudget(AtOrBelowWritten(whole.value()), share);
-    selection_epsilon = split.share.epsilon;
-    planned.selection_spent =
-        PrivacyBudget::Approx(split.share.epsilon, *request.delta);
+    if (whole.value().kind == PrivacyBudget::Kind::kZcdp) {
+      // Under rho: the selection at epsilon_s = sqrt(2 rho_s) is epsilon_s-DP
+      // outside its delta event (partition_selection.h), hence (epsilon_s^2
+      // / 2 <= rho_s)-zCDP there: delta-approximate rho_s-zCDP, and with the
+      // groups' rho - rho_s, delta-approximate rho-zCDP in all.
+      selection_epsilon = SqrtDown(2 * split.share.rho);
+      planned.spend = PrivacyBudget::ApproxZcdp(whole.value().rho, delta);
+      planned.selection_spent =
+          PrivacyBudget::ApproxZcdp(split.share.rho, delta);
+    } else {
+      selection_epsilon = split.share.epsilon;
+      planned.spend = PrivacyBudget::Approx(whole.value().epsilon, delta);
+      planned.selection_spent =
+          PrivacyBudget::Approx(split.share.epsilon, delta);
+    }
     groups = split.rest;
   }
   if (planned.max_groups > 1) {

@@ -12,12 +12,15 @@ namespace dpq {
 
 // A total budget: pure epsilon-DP, approximate (epsilon, delta)-DP or
 // rho-zCDP. Each mechanism states its neighbouring relation; most use adding
-// or removing one record.
+// or removing one record. kZcdp with delta > 0 is delta-approximate rho-zCDP
+// (Bun and Steinke 2016, Def. 8.1: outside events of probability at most
+// delta on each side, the outputs are rho-zCDP); only a grouped release's
+// private keys under rho cost that (groups.h).
 struct PrivacyBudget {
   enum class Kind { kPure, kApprox, kZcdp };
   Kind kind = Kind::kPure;
   double epsilon = 0;  // kPure and kApprox
-  double delta = 0;    // kApprox
+  double delta = 0;    // kApprox; kZcdp when approximate
   double rho = 0;      // kZcdp
 
   static PrivacyBudget Pure(double epsilon) {
@@ -27,6 +30,9 @@ struct PrivacyBudget {
     return {Kind::kApprox, epsilon, delta, 0};
   }
   static PrivacyBudget Zcdp(double rho) { return {Kind::kZcdp, 0, 0, rho}; }
+  static PrivacyBudget ApproxZcdp(double rho, double delta) {
+    return {Kind::kZcdp, 0, delta, rho};
+  }
 };
 
 // Exactly one of epsilon and rho must be given, finite and > 0.

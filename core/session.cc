@@ -103,7 +103,9 @@ std::string PrivacySession::Describe(const PrivacyBudget& budget) {
     case PrivacyBudget::Kind::kPure:
       return "epsilon = " + FormatNumber(budget.epsilon);
     case PrivacyBudget::Kind::kZcdp:
-      return "rho = " + FormatNumber(budget.rho);
+      return "rho = " + FormatNumber(budget.rho) +
+             (budget.delta > 0 ? ", delta = " + FormatNumber(budget.delta)
+                               : "");
     case PrivacyBudget::Kind::kApprox:
       return "epsilon = " + FormatNumber(budget.epsilon) +
              ", delta = " + FormatNumber(budget.delta);
@@ -166,6 +168,14 @@ StatusOr<PrivacySession::Totals> PrivacySession::With(
                   "an (epsilon, delta) release needs a session with epsilon "
                   "and delta");
   }
+  const bool approximate_zcdp =
+      cost.kind == PrivacyBudget::Kind::kZcdp && cost.delta > 0;
+  if (approximate_zcdp && total_.kind != PrivacyBudget::Kind::kApprox) {
+    return Status(StatusCode::kInvalidPrivacy,
+                  "a release with rho and delta (private keys under rho) "
+                  "needs a session with epsilon and delta: a rho session "
+                  "has no delta to spend");
+  }
   // The decimals the caller wrote.
   Decimal epsilon = Written(cost.epsilon);
   Decimal delta = Written(cost.delta);
@@ -179,6 +189,14 @@ StatusOr<PrivacySession::Totals> PrivacySession::With(
                      (per_person && neighbouring_ == Neighbouring::kAddRemove &&
                       max_contributions < 2);
   if (twice) {
+    if (approximate_zcdp) {
+      // Group privacy for approximate zCDP has no tight form worth keeping.
+      return Status(StatusCode::kInvalidPrivacy,
+                    "a release with rho and delta counts once per record "
+                    "or person: this session would count it twice (" +
+                        std::string(NeighbouringName(neighbouring_)) +
+                        " session); give the keys, or epsilon and delta");
+    }
     if (cost.kind == PrivacyBudget::Kind::kApprox) {
       // (1 + e^epsilon) delta, rounded up.
       delta =
@@ -197,6 +215,8 @@ StatusOr<PrivacySession::Totals> PrivacySession::With(
       break;
     case PrivacyBudget::Kind::kZcdp:
       next.rho = next.rho.Plus(rho);
+      // Approximate zCDP composes adding both parts (Bun and Steinke 2016).
+      next.zcdp_delta = next.zcdp_delta.Plus(delta);
       break;
     case PrivacyBudget::Kind::kApprox:
       next.approx_epsilon = next.approx_epsilon.Plus(epsilon);
@@ -224,13 +244,15 @@ PrivacySession::Ledger PrivacySession::SpentOf(const Totals& t) const {
       break;
   }
   // (epsilon, delta), docs/sessions.md: the (epsilon, delta) releases' parts
-  // add; the zCDP part converts once with the delta they leave, at a double
-  // at or below it; pure releases add their epsilon or join the zCDP part
-  // as epsilon^2 / 2, whichever gives less.
+  // add; the zCDP part (its releases' rho, and the deltas of the
+  // approximate ones, which it keeps) converts once with the delta they
+  // leave, at a double at or below it: delta_z-approximate rho-zCDP is
+  // (epsilon(rho, delta'), delta_z + delta')-DP. Pure releases add their
+  // epsilon or join the zCDP part as epsilon^2 / 2, whichever gives less.
   const Decimal total_delta = Written(total_.delta);
-  const Decimal left = t.approx_delta <= total_delta
-                           ? total_delta.Minus(t.approx_delta)
-                           : Decimal();
+  const Decimal kept = t.approx_delta.Plus(t.zcdp_delta);
+  const Decimal left =
+      kept <= total_delta ? total_delta.Minus(kept) : Decimal();
   const double conversion_delta = left.Down();
   const bool has_zcdp = !t.rho.IsZero();
   // The converted epsilon of rho, or nullopt when no delta is left for it.
@@ -255,7 +277,7 @@ PrivacySession::Ledger PrivacySession::SpentOf(const Totals& t) const {
   if (epsilon.has_value()) spent.epsilon = *epsilon;
   const bool converts = has_zcdp || (folds && !t.pure_epsilon.IsZero());
   // What the conversion used is at most `left`; the rest is the releases'.
-  spent.delta = converts ? t.approx_delta.Plus(left) : t.approx_delta;
+  spent.delta = converts ? kept.Plus(left) : kept;
   return spent;
 }
 
@@ -301,7 +323,8 @@ Status CheckCost(const PrivacyBudget& cost, Neighbouring release,
               cost.delta < 1 && cost.rho == 0;
       break;
     case PrivacyBudget::Kind::kZcdp:
-      valid = positive(cost.rho) && cost.epsilon == 0 && cost.delta == 0;
+      valid = positive(cost.rho) && cost.epsilon == 0 &&
+              (cost.delta == 0 || (positive(cost.delta) && cost.delta < 1));
       break;
   }
   const bool per_person = release == Neighbouring::kAddRemoveUser;

@@ -23,7 +23,11 @@
 //  - (epsilon, delta) session: (epsilon, delta) releases add both parts;
 //    zCDP releases add their rho and the total rho is converted once with the
 //    delta left over, by the conversion of Canonne, Kamath and Steinke 2020
-//    (Prop. 12; see ZcdpToApproxEpsilon); pure releases either add their
+//    (Prop. 12; see ZcdpToApproxEpsilon); delta-approximate zCDP releases
+//    (private keys under rho, groups.h) add their rho there and their delta
+//    beside the others' (approximate zCDP composes adding both parts, and
+//    converts to (epsilon(rho, delta'), delta + delta')-DP); only this kind
+//    of session holds them, each counted once. Pure releases either add their
 //    epsilon or, when that is smaller in total, join the zCDP part as
 //    epsilon^2 / 2. Both accountings are valid for the same sequence; the
 //    smaller is reported.
@@ -120,7 +124,8 @@ class PrivacySession {
     Decimal pure_as_rho;     // sum of their epsilon^2 / 2
     Decimal approx_epsilon;  // sum of (epsilon, delta) releases' parts
     Decimal approx_delta;
-    Decimal rho;  // sum of zCDP releases' rho
+    Decimal rho;         // sum of zCDP releases' rho
+    Decimal zcdp_delta;  // sum of approximate zCDP releases' delta
   };
   // What the totals spend, in the session's kind.
   struct Ledger {

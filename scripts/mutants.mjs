@@ -401,6 +401,23 @@ const mutants = [
     to: '    budget = in.budget;',
     tests: 'ReleaseTest.*:ContributionsTest.*:GroupsTest.*',
   },
+  {
+    // Private keys under rho: the selection's epsilon 10% above what its
+    // share of rho allows (sqrt(2 rho_s)).
+    name: 'private keys under rho: selection epsilon',
+    file: 'core/groups.cc',
+    from: '      selection_epsilon = SqrtDown(2 * split.share.rho);',
+    to: '      selection_epsilon = 1.1 * SqrtDown(2 * split.share.rho);',
+    tests: 'GroupsTest.PrivateKeysUnderRho*',
+  },
+  {
+    // An approximate zCDP release's delta dropped from the session's ledger.
+    name: 'session: approximate zCDP keeps its delta',
+    file: 'core/session.cc',
+    from: '      next.zcdp_delta = next.zcdp_delta.Plus(delta);',
+    to: '      (void)delta;',
+    tests: 'GroupsTest.PrivateKeysUnderRho*:SessionTest.*',
+  },
 ];
 
 // Mutants of the TypeScript package, checked by its Vitest tests on the

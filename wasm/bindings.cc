@@ -229,7 +229,7 @@ class WasmSession {
     const double delta = OptionalNumber(spec, "delta").value_or(0);
     const double rho = OptionalNumber(spec, "rho").value_or(0);
     const dpq::PrivacyBudget cost =
-        kind == "zcdp"     ? dpq::PrivacyBudget::Zcdp(rho)
+        kind == "zcdp"     ? dpq::PrivacyBudget::ApproxZcdp(rho, delta)
         : kind == "approx" ? dpq::PrivacyBudget::Approx(epsilon, delta)
                            : dpq::PrivacyBudget::Pure(epsilon);
     const std::string name = spec["neighbouring"].as<std::string>();
@@ -248,6 +248,8 @@ class WasmSession {
     val object = val::object();
     if (budget.kind == dpq::PrivacyBudget::Kind::kZcdp) {
       object.set("rho", budget.rho);
+      // Approximate zCDP (a grouped release's private keys under rho).
+      if (budget.delta > 0) object.set("delta", budget.delta);
     } else {
       object.set("epsilon", budget.epsilon);
       if (budget.kind == dpq::PrivacyBudget::Kind::kApprox) {
@@ -617,6 +619,7 @@ int GroupedReport(const dpq::StatusOr<dpq::GroupedReport>& grouped,
   block[kReportHasIntervals] = intervals ? 1 : 0;
   val report = val::object();
   report.set("selectionEpsilon", g.selection_spent.epsilon);
+  report.set("selectionRho", g.selection_spent.rho);
   report.set("selectionThreshold", static_cast<double>(g.selection.threshold));
   report.set("maxGroups", static_cast<double>(g.max_groups));
   val target = extra;  // the same JavaScript object

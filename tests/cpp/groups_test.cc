@@ -532,6 +532,96 @@ TEST(GroupsTest, CountsBoundedPerPersonUpstreamDivideTheBudget) {
       StatusCode::kInvalidOption);
 }
 
+TEST(GroupsTest, PrivateKeysUnderRhoAreApproximateZcdp) {
+  // rho with delta: the selection runs at epsilon_s = sqrt(2 rho_s) (pure
+  // epsilon_s-DP outside its delta event, PartitionSelectionTest checks it
+  // exactly, hence epsilon_s^2 / 2 <= rho_s zCDP there), the groups at the
+  // rest: delta-approximate rho-zCDP. epsilon_s is the largest double
+  // allowed: its square's half is rho_s to 12 digits (a 10% larger epsilon_s
+  // fails here).
+  const uint32_t keys = 6;
+  const Rows rows = MakeRows(keys, 400, 21, /*empty=*/3);
+  for (const double rho : {0.5, 0.02}) {
+    GroupRequest request = BasicGroups(keys);
+    request.release.epsilon.reset();
+    request.release.rho = rho;
+    request.release.seed.reset();
+    request.private_keys = true;
+    request.delta = 1e-6;
+    std::vector<double> out;
+    const StatusOr<GroupedReport> grouped = Grouped(rows, request, &out);
+    ASSERT_TRUE(grouped.ok()) << grouped.status().message();
+    const GroupedReport& g = grouped.value();
+    EXPECT_EQ(g.release.spent.kind, PrivacyBudget::Kind::kZcdp);
+    EXPECT_EQ(g.release.spent.rho, rho);
+    EXPECT_EQ(g.release.spent.delta, 1e-6);
+    EXPECT_EQ(g.selection_spent.kind, PrivacyBudget::Kind::kZcdp);
+    const double rho_s = g.selection_spent.rho;
+    EXPECT_NEAR(rho_s, rho / 10, rho * 1e-12);
+    const double epsilon_s = g.selection.epsilon;
+    EXPECT_LE(epsilon_s * epsilon_s / 2, rho_s);
+    EXPECT_GT(epsilon_s * epsilon_s / 2, rho_s * (1 - 1e-12));
+    EXPECT_LE(SelectionProbability(1, g.selection), 1e-6);
+    if (rho == 0.5) {
+      // 400 rows clear the threshold (43 here); the empty key never.
+      EXPECT_LT(g.selection.threshold, 100);
+      EXPECT_EQ(std::count(g.released.begin(), g.released.end(), 1), 5);
+      EXPECT_EQ(g.released[3], 0);
+    }
+  }
+  // Sessions: an (epsilon, delta) session holds it, its delta kept beside
+  // the conversion's; a rho session has no delta to spend; a session that
+  // counts it twice (per person in an add-remove session) refuses it.
+  GroupRequest request = BasicGroups(keys);
+  request.release.epsilon.reset();
+  request.release.rho = 0.5;
+  request.release.seed.reset();
+  request.private_keys = true;
+  request.delta = 1e-6;
+  std::vector<double> out;
+  PrivacySession approx =
+      PrivacySession::Create(PrivacyBudget::Approx(10, 1e-5),
+                             Neighbouring::kAddRemove)
+          .value();
+  const StatusOr<GroupedReport> held = Grouped(rows, request, &out, &approx);
+  ASSERT_TRUE(held.ok()) << held.status().message();
+  EXPECT_EQ(approx.Spent().delta, 1e-5);
+  EXPECT_EQ(approx.Spent().epsilon, ZcdpToApproxEpsilon(0.5, 9e-6));
+  EXPECT_EQ(approx.charges().back().cost.delta, 1e-6);
+  PrivacySession zcdp =
+      PrivacySession::Create(PrivacyBudget::Zcdp(2), Neighbouring::kAddRemove)
+          .value();
+  const StatusOr<GroupedReport> refused = Grouped(rows, request, &out, &zcdp);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidPrivacy);
+  EXPECT_NE(refused.status().message().find("delta"), std::string::npos);
+  EXPECT_EQ(zcdp.releases(), 0);
+  // The ledger replays it: a charge of rho with delta.
+  PrivacySession replayed =
+      PrivacySession::Create(PrivacyBudget::Approx(10, 1e-5),
+                             Neighbouring::kAddRemove)
+          .value();
+  ASSERT_TRUE(replayed
+                  .Charge(PrivacyBudget::ApproxZcdp(0.5, 1e-6),
+                          Neighbouring::kAddRemove)
+                  .ok());
+  EXPECT_EQ(replayed.Spent().epsilon, approx.Spent().epsilon);
+  // Two of them leave 8e-6 to convert 1.0 of rho.
+  ASSERT_TRUE(replayed
+                  .Charge(PrivacyBudget::ApproxZcdp(0.5, 1e-6),
+                          Neighbouring::kAddRemove)
+                  .ok());
+  EXPECT_EQ(replayed.Spent().epsilon, ZcdpToApproxEpsilon(1, 8e-6));
+  EXPECT_FALSE(
+      replayed
+          .Charge(PrivacyBudget::ApproxZcdp(0.5, 1.5), Neighbouring::kAddRemove)
+          .ok());
+  EXPECT_EQ(replayed
+                .Charge(PrivacyBudget::ApproxZcdp(0.5, 1e-6),
+                        Neighbouring::kAddRemoveUser, 1)
+                .code(),
+            StatusCode::kInvalidPrivacy);
+}
+
 TEST(GroupsTest, BadRequestsAreTypedErrorsBeforeTheData) {
   const Rows rows = MakeRows(3, 10, 6);
   std::vector<double> out;
@@ -539,9 +629,11 @@ TEST(GroupsTest, BadRequestsAreTypedErrorsBeforeTheData) {
   request.private_keys = true;  // no delta
   EXPECT_EQ(Grouped(rows, request, &out).status().code(),
             StatusCode::kInvalidPrivacy);
-  request.delta = 1e-6;
   request.release.epsilon.reset();
-  request.release.rho = 0.5;  // private keys need epsilon
+  request.release.rho = 0.5;  // nor under rho
+  EXPECT_EQ(Grouped(rows, request, &out).status().code(),
+            StatusCode::kInvalidPrivacy);
+  request.delta = 1;  // delta must be below 1
   EXPECT_EQ(Grouped(rows, request, &out).status().code(),
             StatusCode::kInvalidPrivacy);
   request = BasicGroups(3);

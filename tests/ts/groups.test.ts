@@ -140,11 +140,32 @@ describe('releaseByGroup', () => {
       expect(release.selection?.privacy).toEqual({ kind: 'approx', epsilon: 0.1, delta: 1e-6 });
     }
     expect(ceo).toBe(0); // each at most 10^-6
-    // Without delta, or under rho: typed errors before the data is read.
+    // Without delta, under epsilon or rho: typed errors before the data is read.
     expect(code(() => dpq.releaseByGroup(data, groups, base))).toBe('INVALID_PRIVACY');
-    expect(code(() => dpq.releaseByGroup(data, groups, { ...base, epsilon: undefined, rho: 0.5, delta: 1e-6 } as never))).toBe(
-      'INVALID_PRIVACY',
-    );
+    expect(code(() => dpq.releaseByGroup(data, groups, { ...base, epsilon: undefined, rho: 0.5 } as never))).toBe('INVALID_PRIVACY');
+  });
+
+  it('selects private keys under rho with delta: delta-approximate rho-zCDP, in sessions with a delta', () => {
+    const { values, departments } = salaries(4_000);
+    const options = { lower: 0, upper: 200, quantiles: [0.5], rho: 0.5, delta: 1e-6 };
+    const release = dpq.releaseByGroup(values, departments, options);
+    expect(release.privacy).toEqual({ kind: 'zcdp', rho: 0.5, delta: 1e-6 });
+    expect(release.keys).toBe('private');
+    expect(release.groups.map((g) => g.key)).toEqual(['eng', 'legal', 'ops', 'sales']);
+    expect(release.selection?.privacy).toEqual({ kind: 'zcdp', rho: 0.05, delta: 1e-6 });
+    // epsilon_s = sqrt(0.1): a threshold of 43 rows, public (it was 133 at epsilon 1).
+    expect(release.selection?.threshold).toBe(43);
+    // An (epsilon, delta) session holds it (and saves and restores it); a
+    // rho session has no delta to spend.
+    const approx = dpq.session({ epsilon: 10, delta: 1e-5 });
+    approx.releaseByGroup(values, departments, options);
+    expect(approx.spent.delta).toBe(1e-5);
+    const saved = approx.save();
+    expect(saved.charges).toEqual([{ kind: 'zcdp', rho: 0.5, delta: 1e-6, neighbouring: 'add-remove' }]);
+    expect(dpq.restoreSession(JSON.parse(JSON.stringify(saved))).spent).toEqual(approx.spent);
+    const zcdp = dpq.session({ rho: 2 });
+    expect(code(() => zcdp.releaseByGroup(values, departments, options))).toBe('INVALID_PRIVACY');
+    expect(zcdp.releases).toBe(0);
   });
 
   it('bounds a person across groups with maxGroups, and charges a session once', () => {

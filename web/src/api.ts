@@ -304,7 +304,10 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
       ...(privateKeys && report !== undefined && rest.privacy.kind !== 'none'
         ? {
             selection: {
-              privacy: { kind: 'approx', epsilon: report.selectionEpsilon, delta: extra.groups.delta as number },
+              privacy:
+                rest.privacy.kind === 'zcdp'
+                  ? { kind: 'zcdp', rho: report.selectionRho, delta: extra.groups.delta as number }
+                  : { kind: 'approx', epsilon: report.selectionEpsilon, delta: extra.groups.delta as number },
               threshold: report.selectionThreshold,
             },
           }
@@ -603,7 +606,8 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
       // (delta below 1), and k >= 1 exactly when per person: a charge of
       // -0.5 once replayed as 0, giving budget back.
       const amount = (x: unknown): boolean => typeof x === 'number' && Number.isFinite(x) && x > 0;
-      const amounts = { pure: ['epsilon'], approx: ['epsilon', 'delta'], zcdp: ['rho'] }[c?.kind as string];
+      // (A zCDP charge with delta: private keys under rho.)
+      const amounts = { pure: ['epsilon'], approx: ['epsilon', 'delta'], zcdp: 'delta' in (c ?? {}) ? ['rho', 'delta'] : ['rho'] }[c?.kind as string];
       const perPerson = c?.neighbouring === 'add-remove-user';
       const keys = ['kind', 'neighbouring', ...(amounts ?? []), ...(perPerson ? ['maxContributions'] : [])];
       const valid =
@@ -613,7 +617,7 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
         ['add-remove', 'replace-one', 'add-remove-user'].includes(c.neighbouring) &&
         Object.keys(c).every((key) => keys.includes(key)) &&
         amounts.every((key) => amount((c as unknown as Record<string, unknown>)[key])) &&
-        (c.kind !== 'approx' || (c.delta as number) < 1) &&
+        (c.delta === undefined || (c.delta as number) < 1) &&
         (perPerson ? Number.isSafeInteger(c.maxContributions) && (c.maxContributions as number) >= 1 : c.maxContributions === undefined);
       if (!valid) {
         restored.dispose();

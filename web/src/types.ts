@@ -293,7 +293,8 @@ export interface GroupKeyOptions {
    * whose key is not listed are left out. Public knowledge, never read off
    * the data (the list of departments, of countries). Without `keys`, the
    * keys are private: a key appears only if a noisy count of its rows (or
-   * people) clears a threshold, which needs `epsilon` and `delta`.
+   * people) clears a threshold, which needs `delta` (with `epsilon`: (ε,
+   * δ)-DP; with `rho`: δ-approximate ρ-zCDP).
    */
   keys?: readonly GroupKey[];
   /**
@@ -301,7 +302,7 @@ export interface GroupKeyOptions {
    * probability at most `delta`; a key with a few hundred rows always does.
    */
   delta?: number;
-  /** Private keys: the part of `epsilon` spent choosing keys; default 0.1. */
+  /** Private keys: the part of `epsilon` (or `rho`) spent choosing keys; default 0.1. */
   selectionShare?: number;
   /**
    * Per person (with `users` and `maxContributions`): the most groups a
@@ -418,6 +419,8 @@ export type PrivacySpent =
   | { kind: 'pure'; epsilon: number }
   | { kind: 'approx'; epsilon: number; delta: number }
   | { kind: 'zcdp'; rho: number }
+  /** δ-approximate ρ-zCDP: a grouped release's private keys under `rho` (docs/groups.md). */
+  | { kind: 'zcdp'; rho: number; delta: number }
   | { kind: 'none'; reason: 'seeded' };
 
 /** The privacy a WASM result reports. Internal. */

@@ -259,7 +259,7 @@ export function privacyOf(result: { privacyKind: string; epsilon: number; delta:
   if (result.privacyKind === 'none') return { kind: 'none', reason: 'seeded' };
   if (result.privacyKind === 'pure') return { kind: 'pure', epsilon: result.epsilon };
   if (result.privacyKind === 'approx') return { kind: 'approx', epsilon: result.epsilon, delta: result.delta };
-  return { kind: 'zcdp', rho: result.rho };
+  return result.delta > 0 ? { kind: 'zcdp', rho: result.rho, delta: result.delta } : { kind: 'zcdp', rho: result.rho };
 }
 
 /** Throws the core's error for a failed call. */

@@ -166,7 +166,7 @@ export interface WasmCharge {
 /** A grouped release's extra: Release's, the groups, and the report back. */
 export interface WasmGroupExtra extends WasmReleaseExtra {
   groups: { keys: number; private: boolean; delta?: number; selectionShare?: number; maxGroups?: number };
-  report?: { selectionEpsilon: number; selectionThreshold: number; maxGroups: number };
+  report?: { selectionEpsilon: number; selectionRho: number; selectionThreshold: number; maxGroups: number };
 }
 
 export interface DpqWasmModule {

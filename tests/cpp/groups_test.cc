@@ -257,13 +257,15 @@ const std::vector<size_t> kMixedSizes = {0,   1,    5,    63,   64, 65, 300,
 
 TEST(GroupsTest, EachSliceIsItsRowsRelease) {
   // Each key listed alone: its grouped release is the release of its rows,
-  // bit for bit, on the default grid, a step grid and buckets.
+  // bit for bit, on the default grid, a step grid, buckets, and a grid past
+  // 32-bit keys (10^10 points: the bucket permutation's path).
   const Rows rows = MixedSizes(kMixedSizes, 11);
-  for (int grid = 0; grid < 3; ++grid) {
+  for (int grid = 0; grid < 4; ++grid) {
     for (uint32_t g = 0; g < kMixedSizes.size(); ++g) {
       GroupRequest request = BasicGroups(1);
       if (grid == 1) request.release.options.push_back({"step", 0.5});
       if (grid == 2) request.release.buckets = 777;
+      if (grid == 3) request.release.options.push_back({"step", 1e-8});
       Rows one = rows;
       std::vector<double> kept;
       for (size_t i = 0; i < one.codes.size(); ++i) {

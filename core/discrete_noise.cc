@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <numeric>
 #include <string>
 
@@ -226,6 +227,24 @@ class LaplaceTable {
   ExpMinusDigits one_;
 };
 
+// The table of the scale CountNoise::AddTo drew with last, kept per thread
+// for scales up to kCachedTableLimit (a few hundred KiB at most): a grouped
+// release's first looks (16 draws a group, one scale) build each digit once
+// instead of drawing each trial by its series. The digits are constants of
+// the public scale, so keeping them shares nothing about any data.
+constexpr uint64_t kCachedTableLimit = 4096;
+
+LaplaceTable& CachedLaplaceTable(const Rational& scale) {
+  static thread_local std::unique_ptr<LaplaceTable> table;
+  static thread_local Rational cached;
+  if (table == nullptr || cached.numerator != scale.numerator ||
+      cached.denominator != scale.denominator) {
+    table = std::make_unique<LaplaceTable>(scale);
+    cached = scale;
+  }
+  return *table;
+}
+
 int64_t DiscreteGaussian(BitReader& bits, const Rational& variance) {
   // CKS Algorithm 3: discrete Laplace proposals with scale t = floor(sigma)+1,
   // accepted with probability exp(-(|y| - sigma^2 / t)^2 / (2 sigma^2)).
@@ -354,6 +373,11 @@ int64_t CountNoise::Sample(RandomSource& rng) const {
 
 void CountNoise::AddTo(std::vector<int64_t>* counts, RandomSource& rng) const {
   BitReader bits(rng);
+  if (kind == Kind::kLaplace && parameter.numerator <= kCachedTableLimit) {
+    LaplaceTable& table = CachedLaplaceTable(parameter);
+    for (int64_t& count : *counts) count += table.Sample(bits);
+    return;
+  }
   if (kind == Kind::kLaplace && counts->size() > 16 &&
       parameter.numerator <= LaplaceTable::kTableLimit) {
     LaplaceTable table(parameter);

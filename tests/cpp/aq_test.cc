@@ -132,11 +132,13 @@ TEST(AqTest, OneTailQuantileStaysNearTheDataAfterAFirstLook) {
   // p1, p5, p95, p99 together: the root draws p5 (or p95) between the
   // bounds, so p1's node has a bound and a cut but no reach (its parent
   // held both bounds); it draws from the bins, not the shells alone (with
-  // shells: 0.277 and 0.220 of releases far).
+  // shells: 0.277 and 0.220 of releases far). Over seeds 1-1800 the shares
+  // are 0.021 and 0.186 (300 a block: 0.007-0.040 and 0.157-0.203), so the
+  // narrow span tells bins from shells; the wide one is a sanity bound.
   for (const double span : {0.05, 0.7}) {
     const double far = FarTailShare({0.01, 0.05, 0.95, 0.99}, span, 300);
     std::printf("span %.2f p1 p5 p95 p99: %.3f of releases far\n", span, far);
-    EXPECT_LT(far, span < 0.5 ? 0.06 : 0.2);
+    EXPECT_LT(far, span < 0.5 ? 0.06 : 0.25);
   }
 }
 

@@ -171,6 +171,31 @@ TEST(DiscreteNoiseTest, BulkLaplaceNoiseMatchesItsPmf) {
         [&](int64_t x) { return DiscreteLaplacePmf(x, r.Value()); },
         static_cast<int64_t>(6 * scale) + 2, "bulk laplace");
   }
+  // Short batches (a first look's 16 counts) use the per-thread table of
+  // the last scale: two scales in turn replace it at every batch, and each
+  // still draws its own PMF.
+  const Rational twenty = LaplaceScaleAtLeast(20).value();
+  const Rational small = LaplaceScaleAtLeast(2.5).value();
+  std::vector<int64_t> from_twenty;
+  std::vector<int64_t> from_small;
+  for (int round = 0; round < 100000 / 16 + 1; ++round) {
+    for (const bool first : {true, false}) {
+      CountNoise noise;
+      noise.parameter = first ? twenty : small;
+      std::vector<int64_t> batch(16, 0);
+      noise.AddTo(&batch, rng);
+      auto& into = first ? from_twenty : from_small;
+      into.insert(into.end(), batch.begin(), batch.end());
+    }
+  }
+  for (const bool first : {true, false}) {
+    const std::vector<int64_t>& drawn = first ? from_twenty : from_small;
+    const Rational r = first ? twenty : small;
+    size_t used = 0;
+    CheckPmf([&] { return drawn[used++ % drawn.size()]; },
+             [&](int64_t x) { return DiscreteLaplacePmf(x, r.Value()); },
+             static_cast<int64_t>(6 * r.Value()) + 2, "short batches");
+  }
 }
 
 TEST(DiscreteNoiseTest, RationalsAreAtLeastTheRequestAndClose) {

@@ -98,41 +98,27 @@ export function publicCodes(
   const n = groups.length;
   const left = keys.length;
   const span = integerSpan(keys);
-  if (span !== undefined && isIntegerArray(groups)) {
-    // Integer codes in a typed array (the common case): a table lookup a
-    // row, and none when the keys are min, min + 1, ... in order.
+  if (span !== undefined) {
+    // Whole-number keys: a table, no hashing.
     const min = span.min;
     const width = span.max - min;
-    const consecutive = keys.length === width + 1 && keys.every((key, code) => key === min + code);
-    if (consecutive) {
-      for (let i = 0; i < n; i++) {
-        const at = groups[i] - min;
-        codes[i] = at >= 0 && at <= width ? at : left;
-      }
-    } else {
-      const table = new Uint32Array(width + 1).fill(left);
-      keys.forEach((key, code) => {
-        table[(key as number) - min] = code;
-      });
+    const table = new Uint32Array(width + 1).fill(left);
+    keys.forEach((key, code) => {
+      table[(key as number) - min] = code;
+    });
+    if (isIntegerArray(groups)) {
+      // Integer codes in a typed array (the common case): no per-row checks.
       for (let i = 0; i < n; i++) {
         const at = groups[i] - min;
         codes[i] = at >= 0 && at <= width ? table[at] : left;
       }
+      return codes;
     }
-    return codes;
-  }
-  if (span !== undefined) {
-    // Whole-number keys: a table, no hashing (an Int32Array of codes is
-    // the common case).
-    const table = new Uint32Array(span.max - span.min + 1).fill(left);
-    keys.forEach((key, code) => {
-      table[(key as number) - span.min] = code;
-    });
     for (let i = 0; i < n; i++) {
       const g = groups[i];
       if (typeof g === 'number') {
-        const at = g - span.min;
-        if (at >= 0 && at <= span.max - span.min && Number.isInteger(at)) {
+        const at = g - min;
+        if (at >= 0 && at <= width && Number.isInteger(at)) {
           codes[i] = table[at];
           continue;
         }

@@ -221,9 +221,8 @@ Status PrepareKeyedRows(double* values, unsigned char* codes, size_t count,
       std::memcpy(&x, bytes + 8 * i, 8);
       if (!std::isfinite(x)) return NonFiniteRow(i);
       // Bucketed: the value's bucket edge first, as ToBucketEdges.
-      if (plan.bucketed) {
-        x = grid.ValueAt(grid.CellOf(std::min(std::max(x, lower), upper)));
-      }
+      if (plan.bucketed)
+        x = BucketEdge(grid, std::min(std::max(x, lower), upper));
       uint32_t key = 0;  // x is finite: PointKey sets it
       PointKey(x, shortcut, grid, &key);
       StoreWord32(bytes, i, key);

@@ -171,7 +171,7 @@ void ToBucketEdges(double* values, size_t count, const OutputGrid& grid) {
   for (size_t i = 0; i < count; ++i) {
     if (i == 0 || values[i] != last) {
       last = values[i];
-      edge = grid.ValueAt(grid.CellOf(last));
+      edge = BucketEdge(grid, last);
     }
     values[i] = edge;
   }

@@ -238,7 +238,11 @@ constexpr int64_t kMaxBuckets = int64_t{1} << 26;
 // `buckets` is upper. INVALID_OPTION when `buckets` is not a whole number in
 // [1, kMaxBuckets] or doubles cannot tell the edges apart.
 StatusOr<OutputGrid> BucketGrid(double lower, double upper, double buckets);
-// Replaces each clamped value by its bucket's lower edge (ValueAt(CellOf)):
+// The lower edge of a clamped value's bucket on a bucket grid.
+inline double BucketEdge(const OutputGrid& grid, double clamped) {
+  return grid.ValueAt(grid.CellOf(clamped));
+}
+// Replaces each clamped value by its bucket's lower edge (BucketEdge):
 // afterwards the values say no more than the buckets' counts do.
 void ToBucketEdges(double* values, size_t count, const OutputGrid& grid);
 // lower < upper, both finite, and upper - lower finite.

@@ -1,5 +1,6 @@
 #include "core/aq.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -370,15 +371,44 @@ double AqLookLogProbability(const Runs& runs, int64_t points,
 AqLook AqLookFromCounts(const std::vector<int64_t>& noisy, double noise_scale,
                         int64_t points) {
   AqLook look;
+  const int bins = static_cast<int>(noisy.size());
+  const auto edge = [&](int b) {  // BinnedWeights::Edge
+    return static_cast<uint64_t>(b) * static_cast<uint64_t>(points) /
+           static_cast<uint64_t>(bins);
+  };
+  for (int b = 0; b < bins; ++b) {
+    // (A bin without points, on grids of fewer than 16, holds nothing.)
+    if (edge(b) < edge(b + 1) &&
+        static_cast<double>(noisy[static_cast<size_t>(b)]) >=
+            kAqLookFoundScales * noise_scale) {
+      if (look.first_found < 0) look.first_found = b;
+      look.last_found = b;
+    }
+  }
+  // The lift, so that points x weight stays below 2^63 and a weight below
+  // 2^32 (the split form's sizes, RankOutputs): all 16 bits on grids of up
+  // to 2^26 points, none at 2^52.
+  const int most_bits = std::min(
+      31, 63 - BitWidth(static_cast<uint64_t>(std::max<int64_t>(points, 1))));
+  const int lift = look.first_found < 0
+                       ? 0
+                       : std::max(0, std::min(kAqLookLiftBits,
+                                              most_bits - kMostBinWeightBits));
   std::vector<uint64_t> weights;
-  for (int64_t count : noisy) {
+  for (int b = 0; b < bins; ++b) {
     // floor(count / s) doublings, in [0, kMostBinWeightBits].
-    const double doublings =
-        std::floor(static_cast<double>(count) / noise_scale);
-    const int bits = doublings <= 0 ? 0
-                     : doublings >= kMostBinWeightBits
-                         ? kMostBinWeightBits
-                         : static_cast<int>(doublings);
+    const double doublings = std::floor(
+        static_cast<double>(noisy[static_cast<size_t>(b)]) / noise_scale);
+    int bits = doublings <= 0                    ? 0
+               : doublings >= kMostBinWeightBits ? kMostBinWeightBits
+                                                 : static_cast<int>(doublings);
+    if (lift > 0) {
+      const int outside = b < look.first_found  ? look.first_found - b
+                          : b > look.last_found ? b - look.last_found
+                                                : 0;
+      bits =
+          std::max(0, bits + lift - std::min(lift, kAqLookDecayBits * outside));
+    }
     weights.push_back(uint64_t{1} << bits);
   }
   look.found = true;

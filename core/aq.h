@@ -91,16 +91,38 @@ enum class AqBudgetSplit { kPerLevel, kPerPath };
 // bound for an end that has no reach to go by (the root; a child of a node
 // between both bounds) or holds a large share of the quantile mass draws
 // from binned weights over its points instead of the endpoint shells
-// (aq.cc, Node::Problem): 2^floor(noisy count / s) a bin (s the noise's scale,
-// or its standard deviation; at least 1, at most 2^kMostBinWeightBits), so the
-// empty stretch between a loose bound and the data weighs little. Only
-// base measures change: the release's guarantee is what it was (any public
-// measure), composed with the histogram's; a poor look costs accuracy,
-// never privacy, and never moves a target rank.
+// (aq.cc, Node::Problem). A bin weighs 2^floor(noisy count / s) (s the
+// noise's scale, or its standard deviation; at least 1, at most
+// 2^kMostBinWeightBits), and where some bins are found (a noisy count of at
+// least kAqLookFoundScales s) every bin gains kAqLookLiftBits bits, less
+// kAqLookDecayBits for each bin it lies beyond the found span: the empty
+// stretch between a loose bound and the data weighs little, and the less
+// the farther it lies. Only base measures change: the release's guarantee
+// is what it was (any public measure), composed with the histogram's; a
+// poor look costs accuracy, never privacy, and never moves a target rank.
 struct AqLook {
-  bool found = false;
+  bool found = false;  // a look was taken (its weights apply)
   BinnedWeights weights;
+  // The bins from the first to the last whose noisy count passed
+  // kAqLookFoundScales s, or -1 for none: what the release reports.
+  int first_found = -1;
+  int last_found = -1;
 };
+// A bin is found when its noisy count is at least this many noise scales
+// (standard deviations): an empty bin's discrete Laplace noise gets there
+// about once in 300, so a stray bin seldom stretches the span. Public; not
+// privacy-relevant (any function of the noisy counts is post-processing).
+constexpr double kAqLookFoundScales = 5;
+// With some bin found, every bin's weight gains this many bits, and a bin
+// d bins outside the found span loses kAqLookDecayBits d of them (no fewer
+// than 0 left): an empty bin next to the data weighs half of what it did,
+// one 8 bins off 2^-8. One bit a bin rather than two: two pulled long thin
+// tails (Adult hours' top, precipitation) into the found span, which
+// raised their far releases and rank error (docs/algorithms/aq.md). Fewer
+// lift bits where the grid has so many points that the masses would pass
+// 2^63 (AqLookFromCounts). Public; not privacy-relevant.
+constexpr int kAqLookLiftBits = 16;
+constexpr int kAqLookDecayBits = 1;
 // Bins of the look, equal over the release grid's points. Public; not
 // privacy-relevant (any number of bins: a record is in one).
 constexpr int kAqLookBins = 16;

@@ -161,14 +161,16 @@ constexpr uint32_t kReleasedEndWeight = 16;
 constexpr uint32_t kBoundEndWeight = 1;
 constexpr uint64_t kShellsToFlat = 4;
 // A weight per bin of equal bins over the points [0, points - 1] (AQ's
-// first look, aq.h): each at most 2^kMostBinWeightBits, so that with at
-// most 2^52 + 1 points every mass stays below 2^63. Public values only.
+// first look, aq.h): each below 2^32 (the split form's sizes) and with
+// points x weight below 2^63, so every mass stays below 2^63. The look's
+// evidence per bin goes up to 2^kMostBinWeightBits, which with at most
+// 2^52 + 1 points is the most any grid allows. Public values only.
 constexpr int kMostBinWeightBits = 10;
 class BinnedWeights {
  public:
   BinnedWeights() = default;
-  // `weights` (one a bin, each 1 .. 2^kMostBinWeightBits) over `points`
-  // points, at most one bin a point.
+  // `weights` (one a bin, each 1 .. 2^31, points x weight below 2^63) over
+  // `points` points, at most one bin a point.
   BinnedWeights(int64_t points, std::vector<uint64_t> weights);
 
   int bins() const { return static_cast<int>(weights_.size()); }

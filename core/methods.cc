@@ -103,20 +103,11 @@ Status RunAq(const MethodInput& in, ReleaseReport* report,
     look = AqLookFromCounts(counts, scale, points);
     report->look_share = look_share;
     report->look_spent = plan.value().share;
-    // `found`: the span of bins whose noisy count is at least three noise
-    // scales (an empty bin's noise reaches that about once in 40), a
-    // summary of the histogram for the reader; the release uses them all.
-    int first = -1;
-    int last = -1;
-    for (int b = 0; b < kAqLookBins; ++b) {
-      const int64_t edge = look.weights.Edge(b);
-      if (edge == look.weights.Edge(b + 1) ||
-          look.weights.WeightOf(edge) < (uint64_t{1} << 3)) {
-        continue;
-      }
-      if (first < 0) first = b;
-      last = b;
-    }
+    // `found`: the span of bins whose noisy count passed kAqLookFoundScales
+    // noise scales (aq.h), a summary of the histogram for the reader, and
+    // what the weights decay from.
+    const int first = look.first_found;
+    const int last = look.last_found;
     if (first >= 0) {
       // The last bin ends at the upper bound (point `steps`).
       const auto value_at_edge = [&](int b) {

@@ -80,20 +80,17 @@ std::vector<std::vector<int64_t>> AllOutputs(int64_t steps, size_t m) {
   return testing::AllNonDecreasingTuples(steps, m);
 }
 
-// Quantiles of 1,000 records in the middle `span` of [0, steps] under the
-// default first look (its default share for them): the share of `runs` seeded
-// releases with a value more than a tenth of the range from its true quantile.
-double FarTailShare(const std::vector<double>& quantiles, double span,
-                    int runs) {
-  const int64_t steps = 20000;  // [-100, 100] at 0.01
+// Quantiles of 1,000 records drawn by `cell` (a grid point of [0, steps])
+// under the default first look (its default share for them): the share of
+// `runs` seeded releases with a value more than a tenth of the range from
+// its true quantile.
+double FarShare(const std::vector<double>& quantiles, int64_t steps,
+                const std::function<double(RandomSource&)>& cell, int runs) {
   int far = 0;
   for (int seed = 1; seed <= runs; ++seed) {
     SeededRandom rng(seed);
     std::vector<double> cells;
-    for (int i = 0; i < 1000; ++i) {
-      cells.push_back(std::floor((0.5 - span / 2 + span * UniformDouble(rng)) *
-                                 static_cast<double>(steps)));
-    }
+    for (int i = 0; i < 1000; ++i) cells.push_back(cell(rng));
     std::sort(cells.begin(), cells.end());
     const auto runs_of = testing::RunsOf(cells);
     const StatusOr<AqLookPlan> plan =
@@ -109,11 +106,25 @@ double FarTailShare(const std::vector<double>& quantiles, double span,
     bool any = false;
     for (size_t i = 0; i < quantiles.size(); ++i) {
       const double truth = cells[FloorProduct(quantiles[i], 1000)];
-      any |= std::fabs(static_cast<double>(points[i]) - truth) > 0.1 * steps;
+      any |= std::fabs(static_cast<double>(points[i]) - truth) >
+             0.1 * static_cast<double>(steps);
     }
     if (any) ++far;
   }
   return static_cast<double>(far) / runs;
+}
+
+// The same for records uniform in the middle `span` of [-100, 100] at 0.01.
+double FarTailShare(const std::vector<double>& quantiles, double span,
+                    int runs) {
+  const int64_t steps = 20000;
+  return FarShare(
+      quantiles, steps,
+      [&](RandomSource& rng) {
+        return std::floor((0.5 - span / 2 + span * UniformDouble(rng)) *
+                          static_cast<double>(steps));
+      },
+      runs);
 }
 
 TEST(AqTest, OneTailQuantileStaysNearTheDataAfterAFirstLook) {
@@ -133,13 +144,35 @@ TEST(AqTest, OneTailQuantileStaysNearTheDataAfterAFirstLook) {
   // bounds, so p1's node has a bound and a cut but no reach (its parent
   // held both bounds); it draws from the bins, not the shells alone (with
   // shells: 0.277 and 0.220 of releases far). Over seeds 1-1800 the shares
-  // are 0.021 and 0.186 (300 a block: 0.007-0.040 and 0.157-0.203), so the
+  // are 0.016 and 0.134 (300 a block: 0.007-0.027 and 0.100-0.167), so the
   // narrow span tells bins from shells; the wide one is a sanity bound.
   for (const double span : {0.05, 0.7}) {
     const double far = FarTailShare({0.01, 0.05, 0.95, 0.99}, span, 300);
     std::printf("span %.2f p1 p5 p95 p99: %.3f of releases far\n", span, far);
     EXPECT_LT(far, span < 0.5 ? 0.06 : 0.25);
   }
+}
+
+TEST(AqTest, AThinTailStaysOutOfTheEmptyStretchBeyondIt) {
+  // An exponential column of mean 1.3 in [0, 20] at 0.01 (like Seattle's
+  // wind: p99 near 6, the largest of 1,000 near 9, nothing in the top half
+  // of the range), p1 and p99 together. The bins of the thin tail hold a
+  // few records each, about what noise gives an empty bin; the empty
+  // stretch beyond them weighs less the farther it lies (the decay past the
+  // found span), so p99 seldom lands there. Seeds 1-600: far in 0.077 of
+  // releases (blocks of 600 up to seed 3,600: 0.063-0.082; with two bits
+  // a bin, 0.045-0.058); with the look's weights as they were before the
+  // decay (2^floor(count / s) alone), 0.425.
+  const int64_t steps = 2000;
+  const double far = FarShare(
+      {0.01, 0.99}, steps,
+      [&](RandomSource& rng) {
+        return std::min<double>(
+            steps, std::floor(-130 * std::log1p(-UniformDouble(rng))));
+      },
+      600);
+  std::printf("thin tail, p1 p99: %.3f of releases far\n", far);
+  EXPECT_LT(far, 0.15);
 }
 
 TEST(AqTest, TailQuantilesStayNearTheDataWithLooseBounds) {
@@ -352,15 +385,50 @@ TEST(AqTest, FirstLookCountsEveryRecordInItsBin) {
   expected[8] = 1;   // 20 ([20, 22))
   expected[15] = 2;  // 39, 39 ([37, 40))
   EXPECT_EQ(counts, expected);
-  // Weights: 2^floor(count / s), from 1 to 2^10.
+  // Weights: 2^floor(count / s), from 1 to 2^10, while no bin reaches 5s.
+  // (Points 0, 2, 5, 7, 10, 12 lie in bins 0 to 5.)
   const AqLook look = AqLookFromCounts(
-      {-40, 0, 9, 10, 25, 300, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 10, 40);
+      {-40, 0, 9, 10, 25, 49, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 10, 40);
+  EXPECT_EQ(look.first_found, -1);
   EXPECT_EQ(look.weights.WeightOf(0), 1u);
   EXPECT_EQ(look.weights.WeightOf(2), 1u);
   EXPECT_EQ(look.weights.WeightOf(5), 1u);
   EXPECT_EQ(look.weights.WeightOf(7), 2u);
   EXPECT_EQ(look.weights.WeightOf(10), 4u);
-  EXPECT_EQ(look.weights.WeightOf(12), 1024u);
+  EXPECT_EQ(look.weights.WeightOf(12), 16u);
+}
+
+TEST(AqTest, FirstLookWeightsDecayPastTheFoundSpan) {
+  // Bins 5 and 7 pass 5s (50 at s = 10): every bin gains 16 bits and loses
+  // 1 a bin it lies outside [5, 7]; bin 6 between them keeps its own 2^0.
+  std::vector<int64_t> noisy = {-40, 0, 9, 10, 25, 300, 0, 50,
+                                0,   0, 0, 0,  0,  0,   0, 0};
+  const auto bits = [](const AqLook& look, int bin) {
+    return BitWidth(look.weights.WeightOf(look.weights.Edge(bin))) - 1;
+  };
+  const AqLook look = AqLookFromCounts(noisy, 10, 1000);
+  EXPECT_EQ(look.first_found, 5);
+  EXPECT_EQ(look.last_found, 7);
+  const std::vector<int> expected = {
+      0 + 16 - 5, 0 + 16 - 4, 0 + 16 - 3, 1 + 16 - 2, 2 + 16 - 1, 10 + 16,
+      0 + 16,     5 + 16,     16 - 1,     16 - 2,     16 - 3,     16 - 4,
+      16 - 5,     16 - 6,     16 - 7,     16 - 8};
+  for (int b = 0; b < kAqLookBins; ++b) {
+    EXPECT_EQ(bits(look, b), expected[static_cast<size_t>(b)]) << b;
+  }
+  // Fewer bits where points x weight would pass 2^63: 2^40 points allow
+  // 2^22 (a lift of 12), 2^52 + 1 points only the evidence's 2^10.
+  const AqLook wide = AqLookFromCounts(noisy, 10, int64_t{1} << 40);
+  EXPECT_EQ(bits(wide, 5), 10 + 12);
+  EXPECT_EQ(bits(wide, 0), 0 + 12 - 5);
+  EXPECT_EQ(bits(wide, 15), 12 - 8);
+  const AqLook widest = AqLookFromCounts(noisy, 10, (int64_t{1} << 52) + 1);
+  EXPECT_EQ(bits(widest, 5), 10);
+  EXPECT_EQ(bits(widest, 0), 0);
+  // A bin without points is never found (its count is noise alone).
+  noisy = std::vector<int64_t>(kAqLookBins, 0);
+  noisy[0] = 500;  // bin 0 of 10 points: edges 0 and 0
+  EXPECT_EQ(AqLookFromCounts(noisy, 10, 10).first_found, -1);
 }
 
 // The zCDP check for AQ: with each level's mechanisms at

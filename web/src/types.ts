@@ -494,9 +494,10 @@ export interface QuantilesRelease {
    * histogram of 16 bins spent `share` of the method's budget (out of the
    * release's `privacy`, not on top of it) and told the release where the
    * values lie, so that tail quantiles stay near them under loose bounds.
-   * `found` is the span of the bins whose noisy count passed three times the
-   * noise's scale (values surely there), when any did; the
-   * option `look` sets the share (0 turns it off).
+   * `found` is the span of the bins whose noisy count passed five times the
+   * noise's scale (values surely there), when any did: past it the bins
+   * weigh less the farther they lie. The option `look` sets the share (0
+   * turns it off).
    */
   firstLook?: { share: number; found?: [number, number] };
 }

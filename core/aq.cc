@@ -1,6 +1,7 @@
 #include "core/aq.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -344,12 +345,11 @@ StatusOr<AqLookPlan> PlanAqLook(const PrivacyBudget& budget, double share) {
 }
 
 std::vector<int64_t> AqLookCounts(const Runs& runs, int64_t points, int bins) {
-  const BinnedWeights edges(
-      points, std::vector<uint64_t>(static_cast<size_t>(bins), 1));
   std::vector<int64_t> counts(static_cast<size_t>(bins), 0);
   uint64_t below = 0;  // records below the bin's lower edge
   for (int b = 0; b < bins; ++b) {
-    const uint64_t up_to = runs.Below(edges.Edge(b + 1));
+    const uint64_t up_to =
+        runs.Below(BinnedWeights::EdgeOf(b + 1, bins, points));
     counts[static_cast<size_t>(b)] = static_cast<int64_t>(up_to - below);
     below = up_to;
   }
@@ -371,10 +371,9 @@ double AqLookLogProbability(const Runs& runs, int64_t points,
 AqLook AqLookFromCounts(const std::vector<int64_t>& noisy, double noise_scale,
                         int64_t points) {
   AqLook look;
-  const int bins = static_cast<int>(noisy.size());
-  const auto edge = [&](int b) {  // BinnedWeights::Edge
-    return static_cast<uint64_t>(b) * static_cast<uint64_t>(points) /
-           static_cast<uint64_t>(bins);
+  const int bins = std::min(static_cast<int>(noisy.size()), kMostBins);
+  const auto edge = [&](int b) {
+    return BinnedWeights::EdgeOf(b, bins, points);
   };
   for (int b = 0; b < bins; ++b) {
     // (A bin without points, on grids of fewer than 16, holds nothing.)
@@ -394,7 +393,7 @@ AqLook AqLookFromCounts(const std::vector<int64_t>& noisy, double noise_scale,
                        ? 0
                        : std::max(0, std::min(kAqLookLiftBits,
                                               most_bits - kMostBinWeightBits));
-  std::vector<uint64_t> weights;
+  std::array<uint64_t, kMostBins> weights{};
   for (int b = 0; b < bins; ++b) {
     // floor(count / s) doublings, in [0, kMostBinWeightBits].
     const double doublings = std::floor(
@@ -409,10 +408,10 @@ AqLook AqLookFromCounts(const std::vector<int64_t>& noisy, double noise_scale,
       bits =
           std::max(0, bits + lift - std::min(lift, kAqLookDecayBits * outside));
     }
-    weights.push_back(uint64_t{1} << bits);
+    weights[static_cast<size_t>(b)] = uint64_t{1} << bits;
   }
   look.found = true;
-  look.weights = BinnedWeights(points, std::move(weights));
+  look.weights = BinnedWeights(points, weights.data(), bins);
   return look;
 }
 

@@ -126,6 +126,7 @@ constexpr int kAqLookDecayBits = 1;
 // Bins of the look, equal over the release grid's points. Public; not
 // privacy-relevant (any number of bins: a record is in one).
 constexpr int kAqLookBins = 16;
+static_assert(kAqLookBins <= kMostBins, "BinnedWeights holds the bins");
 // The look's share of AQ's budget by default (option `look`), and the most
 // a caller may give it. Public.
 constexpr double kAqLookShare = 0.05;
@@ -159,8 +160,8 @@ std::vector<int64_t> AqLookCounts(const Runs& runs, int64_t points, int bins);
 double AqLookLogProbability(const Runs& runs, int64_t points,
                             const CountNoise& noise,
                             const std::vector<int64_t>& noisy);
-// The look from noisy counts whose noise has scale (or standard deviation)
-// `noise_scale` > 0.
+// The look from noisy counts (at most kMostBins) whose noise has scale (or
+// standard deviation) `noise_scale` > 0.
 AqLook AqLookFromCounts(const std::vector<int64_t>& noisy, double noise_scale,
                         int64_t points);
 

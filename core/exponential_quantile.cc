@@ -509,14 +509,14 @@ uint64_t PointMeasure::ReachedSideMass(int64_t cells, int reach,
   return total;
 }
 
-BinnedWeights::BinnedWeights(int64_t points, std::vector<uint64_t> weights)
-    : points_(points), weights_(std::move(weights)) {
-  before_.assign(weights_.size() + 1, 0);
-  for (int b = 0; b < bins(); ++b) {
-    before_[static_cast<size_t>(b) + 1] =
-        before_[static_cast<size_t>(b)] +
-        static_cast<uint64_t>(Edge(b + 1) - Edge(b)) *
-            weights_[static_cast<size_t>(b)];
+BinnedWeights::BinnedWeights(int64_t points, const uint64_t* weights, int bins)
+    : points_(points), bins_(std::min(std::max(bins, 1), kMostBins)) {
+  before_[0] = 0;
+  for (int b = 0; b < bins_; ++b) {
+    const auto i = static_cast<size_t>(b);
+    weights_[i] = weights[i];
+    before_[i + 1] =
+        before_[i] + static_cast<uint64_t>(Edge(b + 1) - Edge(b)) * weights_[i];
   }
 }
 

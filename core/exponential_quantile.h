@@ -88,6 +88,7 @@
 #define DPQ_CORE_EXPONENTIAL_QUANTILE_H_
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -166,24 +167,28 @@ constexpr uint64_t kShellsToFlat = 4;
 // evidence per bin goes up to 2^kMostBinWeightBits, which with at most
 // 2^52 + 1 points is the most any grid allows. Public values only.
 constexpr int kMostBinWeightBits = 10;
+// The most bins (a fixed array: a grouped release builds one set of
+// weights a group, with no allocation).
+constexpr int kMostBins = 16;
 class BinnedWeights {
  public:
   BinnedWeights() = default;
-  // `weights` (one a bin, each 1 .. 2^31, points x weight below 2^63) over
-  // `points` points, at most one bin a point.
-  BinnedWeights(int64_t points, std::vector<uint64_t> weights);
+  // `weights[0..bins)` (1 <= bins <= kMostBins; each 1 .. 2^31, points x
+  // weight below 2^63) over `points` points, at most one bin a point.
+  BinnedWeights(int64_t points, const uint64_t* weights, int bins);
 
-  int bins() const { return static_cast<int>(weights_.size()); }
+  int bins() const { return bins_; }
   // Bin b covers the points [Edge(b), Edge(b + 1) - 1].
-  int64_t Edge(int bin) const {
+  int64_t Edge(int bin) const { return EdgeOf(bin, bins_, points_); }
+  static int64_t EdgeOf(int bin, int bins, int64_t points) {
     return static_cast<int64_t>(static_cast<uint64_t>(bin) *
-                                static_cast<uint64_t>(points_) /
-                                weights_.size());
+                                static_cast<uint64_t>(points) /
+                                static_cast<uint64_t>(bins));
   }
   // The bin of a point of [0, points - 1]: the last b with Edge(b) <= p.
   int BinOf(int64_t point) const {
     const uint64_t scaled =
-        (static_cast<uint64_t>(point) + 1) * weights_.size() - 1;
+        (static_cast<uint64_t>(point) + 1) * static_cast<uint64_t>(bins_) - 1;
     return static_cast<int>(scaled / static_cast<uint64_t>(points_));
   }
   DPQ_HOT_INLINE uint64_t WeightOf(int64_t point) const {
@@ -191,7 +196,7 @@ class BinnedWeights {
   }
   // The mass of the points below x, for x in [0, points].
   uint64_t Before(int64_t x) const {
-    if (x >= points_) return before_.back();
+    if (x >= points_) return before_[static_cast<size_t>(bins_)];
     const int b = BinOf(x);
     return before_[static_cast<size_t>(b)] +
            static_cast<uint64_t>(x - Edge(b)) *
@@ -200,8 +205,9 @@ class BinnedWeights {
 
  private:
   int64_t points_ = 1;
-  std::vector<uint64_t> weights_ = {1};
-  std::vector<uint64_t> before_ = {0, 1};  // mass below each bin's edge
+  int bins_ = 1;
+  std::array<uint64_t, kMostBins> weights_ = {1};
+  std::array<uint64_t, kMostBins + 1> before_ = {0, 1};  // mass below edges
 };
 
 // Shells nearer an end than 2^-26 of the range share one weight, which keeps

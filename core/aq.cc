@@ -95,7 +95,10 @@ struct Node {
     if (split == AqBudgetSplit::kPerLevel) return budget;
     return SubtractDown(budget, own_epsilon);
   }
-  QuantileProblem Problem(const std::vector<double>& quantiles) const {
+  // `table` holds what the problem's measure reads for the look's factor:
+  // the caller's, for as long as it uses the problem.
+  QuantileProblem Problem(const std::vector<double>& quantiles,
+                          PointMeasure::FactorTable* table) const {
     // Rescaling from the originals, not level by level, avoids compounding
     // rounding: (q - low) / (high - low) is the paper's repeated rescaling.
     QuantileProblem problem{
@@ -119,6 +122,11 @@ struct Node {
         first_point, last_point, first_end, last_end, first_reach, last_reach,
         first_reach == 0 ? kBoundDropBits : 0,
         last_reach == 0 ? kBoundDropBits : 0);
+    // Beside a bound, the look's decay past its span on top of the shells.
+    if (look != nullptr && look->first_found >= 0 &&
+        (first_bound || last_bound)) {
+      problem.measure = problem.measure.WithFactor(&look->shell_factor, table);
+    }
     return problem;
   }
   // A child of this node after `cut` (its run an index into `runs`).
@@ -213,7 +221,8 @@ void SampleNode(const Node& node, const std::vector<double>& quantiles,
                 uint64_t sub_points, RandomSource& rng,
                 std::vector<int64_t>* points) {
   if (node.begin >= node.end) return;
-  const QuantileProblem problem = node.Problem(quantiles);
+  PointMeasure::FactorTable table;  // NOLINT(*-member-init): written first
+  const QuantileProblem problem = node.Problem(quantiles, &table);
   const double epsilon = node.epsilon();
   // (A sampler is its epsilon and K: nothing to share between nodes.)
   const ExponentialQuantileSampler sampler(epsilon, sub_points);
@@ -235,7 +244,8 @@ double NodeLogProbability(const Node& node,
                           uint64_t sub_points,
                           const std::vector<int64_t>& points) {
   if (node.begin >= node.end) return 0;
-  const QuantileProblem problem = node.Problem(quantiles);
+  PointMeasure::FactorTable table;  // NOLINT(*-member-init): written first
+  const QuantileProblem problem = node.Problem(quantiles, &table);
   const int64_t point = points[node.middle()];
   const double epsilon = node.epsilon();
   if (node.leaf()) return PointLogProbability(problem, epsilon, point);
@@ -412,6 +422,19 @@ AqLook AqLookFromCounts(const std::vector<int64_t>& noisy, double noise_scale,
   }
   look.found = true;
   look.weights = BinnedWeights(points, weights.data(), bins);
+  if (look.first_found >= 0) {
+    std::array<uint64_t, kMostBins> factor{};
+    for (int b = 0; b < bins; ++b) {
+      const int outside = b < look.first_found  ? look.first_found - b
+                          : b > look.last_found ? b - look.last_found
+                                                : 0;
+      factor[static_cast<size_t>(b)] =
+          uint64_t{1} << (kAqLookShellBits -
+                          std::min(kAqLookShellBits,
+                                   kAqLookDecayBits * outside));
+    }
+    look.shell_factor = BinnedWeights(points, factor.data(), bins);
+  }
   return look;
 }
 

@@ -107,6 +107,10 @@ struct AqLook {
   // kAqLookFoundScales s, or -1 for none: what the release reports.
   int first_found = -1;
   int last_found = -1;
+  // With a found span: the factor on the endpoint shells of every node
+  // beside a public bound (PointMeasure::WithFactor), 2^kAqLookShellBits
+  // inside the span, one bit less a bin beyond it (at least 1).
+  BinnedWeights shell_factor;
 };
 // A bin is found when its noisy count is at least this many noise scales
 // (standard deviations): an empty bin's discrete Laplace noise gets there
@@ -123,6 +127,16 @@ constexpr double kAqLookFoundScales = 5;
 // 2^63 (AqLookFromCounts). Public; not privacy-relevant.
 constexpr int kAqLookLiftBits = 16;
 constexpr int kAqLookDecayBits = 1;
+// The decay past the found span also multiplies the endpoint shells of the
+// nodes beside a public bound, which the bins do not reach (their parents'
+// cuts say where their records lie): a factor of 2^kAqLookShellBits inside
+// the span, one bit less a bin beyond it, so the empty stretch between the
+// data and a loose bound weighs up to 16 times less at every depth. Four
+// bits rather than six or eight: more pulled the upper quantiles of
+// columns with long thin tails (Adult hours in [0, 100], precipitation)
+// further inward (docs/algorithms/aq.md). Public; not privacy-relevant.
+constexpr int kAqLookShellBits = 4;
+static_assert(kAqLookShellBits <= kMostFactorBits, "a measure's factor");
 // Bins of the look, equal over the release grid's points. Public; not
 // privacy-relevant (any number of bins: a record is in one).
 constexpr int kAqLookBins = 16;

@@ -543,7 +543,62 @@ int64_t PointMeasure::PieceEnd(int64_t p) const {
   return std::min(first_end, last_end);
 }
 
+PointMeasure PointMeasure::WithFactor(const BinnedWeights* factor,
+                                      FactorTable* table) const {
+  PointMeasure m = *this;
+  if (factor == nullptr || bins_ != nullptr || uniform() ||
+      factor_ != nullptr || whole_ > kMostFactorShellBits || last_ < first_) {
+    return m;
+  }
+  // One factor over the whole stretch scales every weight alike: the same
+  // draws, so the plain shells (a node inside the found span).
+  const int first_bin = factor->BinOf(first_);
+  const int last_bin = factor->BinOf(last_);
+  bool constant = true;
+  for (int b = first_bin + 1; b <= last_bin && constant; ++b) {
+    constant = factor->WeightOf(factor->Edge(b)) == factor->WeightOf(first_);
+  }
+  if (constant) return m;
+  m.factor_ = factor;
+  m.factor_before_ = table->data();
+  m.factor_first_bin_ = first_bin;
+  m.factor_bins_ = last_bin - first_bin + 1;
+  // Mass before each bin: a bin's shells' mass times its weight. The
+  // shells' weights stay below 2^28 here (top_ = K <= 22, end weights 16,
+  // a flat part of at most a few hundred), so each product is below 2^32
+  // and the total below 2^23 2^32.
+  uint64_t total = 0;
+  for (int b = 0; b < m.factor_bins_; ++b) {
+    const int bin = m.factor_first_bin_ + b;
+    const int64_t start = std::max(first_, factor->Edge(bin));
+    const int64_t end = std::min(last_ + 1, factor->Edge(bin + 1));
+    (*table)[static_cast<size_t>(b)] = total;
+    total +=
+        (ShellsPrefix(end) - ShellsPrefix(start)) * factor->WeightOf(start);
+  }
+  (*table)[static_cast<size_t>(m.factor_bins_)] = total;
+  return m;
+}
+
 int64_t PointMeasure::PointAt(int64_t from, int64_t to, uint64_t offset) const {
+  if (factor_ == nullptr) return BasePointAt(from, to, offset);
+  // Bin by bin: within one the factor is one power of two, so the offset
+  // in shells' mass is the quotient (the point p with f S(p - 1) <= offset
+  // < f S(p) has S(p - 1) <= floor(offset / f) < S(p), S integer).
+  int64_t p = from;
+  while (p < to) {
+    const int64_t end = std::min(to, factor_->Edge(factor_->BinOf(p) + 1) - 1);
+    const uint64_t f = FactorOf(p);
+    const uint64_t shells = ShellsPrefix(end + 1) - ShellsPrefix(p);
+    if (offset < shells * f) return BasePointAt(p, end, offset / f);
+    offset -= shells * f;
+    p = end + 1;
+  }
+  return to;
+}
+
+int64_t PointMeasure::BasePointAt(int64_t from, int64_t to,
+                                  uint64_t offset) const {
   if (uniform()) return from + static_cast<int64_t>(offset);
   // Piece by piece: the weight is constant within a bin, or between shell
   // boundaries, so each piece is found, and skipped or entered, in O(1); a
@@ -551,7 +606,8 @@ int64_t PointMeasure::PointAt(int64_t from, int64_t to, uint64_t offset) const {
   int64_t p = from;
   while (p < to) {
     const int64_t end = std::min(to, PieceEnd(p));
-    const uint64_t weight = Weight(p);
+    const uint64_t weight =
+        bins_ != nullptr ? bins_->WeightOf(p) : ShellsWeight(p);
     // The piece's mass is below 2^64 (every mass is); comparing with it
     // divides only in the piece that holds the offset.
     const uint64_t mass = (static_cast<uint64_t>(end - p) + 1) * weight;

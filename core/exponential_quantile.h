@@ -210,6 +210,15 @@ class BinnedWeights {
   std::array<uint64_t, kMostBins + 1> before_ = {0, 1};  // mass below edges
 };
 
+// A measure's factor (PointMeasure::WithFactor): a weight per bin, each a
+// power of two up to 2^kMostFactorBits, multiplying endpoint shells on
+// grids of at most 2^(kMostFactorShellBits + 1) - 1 points (there the
+// shells' weights stay below 2^28, so the products stay below 2^32 and
+// every mass far below 2^64; larger grids keep the shells alone). Public;
+// not privacy-relevant.
+constexpr int kMostFactorBits = 4;
+constexpr int kMostFactorShellBits = 22;
+
 // Shells nearer an end than 2^-26 of the range share one weight, which keeps
 // every weight below 2^32 and every mass below 2^64 (end weights <= 16).
 // Not privacy-relevant.
@@ -259,17 +268,28 @@ class PointMeasure {
   static PointMeasure Binned(int64_t first, int64_t last,
                              const BinnedWeights* bins);
 
+  // These endpoint shells times `factor`'s weight of each point's bin
+  // (AQ's first look: bins beyond the span it found weigh less), where the
+  // shells and the grid allow it (kMostFactorShellBits; factor weights are
+  // powers of two up to 2^kMostFactorBits); else this measure unchanged.
+  // `factor` is not owned and must outlive the measure.
+  // `table` receives the masses before each bin; the measure reads it and
+  // it must outlive the measure (a measure stays small: problems are
+  // copied in every draw).
+  using FactorTable = std::array<uint64_t, kMostBins + 1>;
+  PointMeasure WithFactor(const BinnedWeights* factor,
+                          FactorTable* table) const;
+
   bool uniform() const {
     return first_weight_ == 0 && last_weight_ == 0 && bins_ == nullptr;
   }
+  bool has_factor() const { return factor_ != nullptr; }
   // w(p) for a point of [first, last].
   DPQ_HOT_INLINE uint64_t Weight(int64_t point) const {
+    if (factor_ != nullptr) return ShellsWeight(point) * FactorOf(point);
     if (bins_ != nullptr) return bins_->WeightOf(point);
     if (uniform()) return 1;
-    return flat_ +
-           first_weight_ *
-               ShellWeight(point - first_, first_reach_, first_drop_) +
-           last_weight_ * ShellWeight(last_ - point, last_reach_, last_drop_);
+    return ShellsWeight(point);
   }
   // The sum of w over [from, to] (0 when to < from); below 2^64.
   uint64_t Mass(int64_t from, int64_t to) const {
@@ -280,13 +300,18 @@ class PointMeasure {
   // meaningful. Walkers keep the prefix at their edge, so a segment's mass
   // costs one call.
   DPQ_HOT_INLINE uint64_t Prefix(int64_t x) const {
-    const uint64_t before = static_cast<uint64_t>(x - first_);
+    if (factor_ != nullptr) {
+      // The factor's bins before x's whole, then x's bin's part.
+      if (x > last_) return factor_before_[factor_bins_];
+      const int b = factor_->BinOf(x) - factor_first_bin_;
+      const int64_t start =
+          std::max(first_, factor_->Edge(factor_first_bin_ + b));
+      return factor_before_[static_cast<size_t>(b)] +
+             (ShellsPrefix(x) - ShellsPrefix(start)) * FactorOf(x);
+    }
     if (bins_ != nullptr) return bins_->Before(x);
-    if (uniform()) return before;
-    return flat_ * before +
-           first_weight_ * SideMass(x - first_, first_reach_, first_drop_) +
-           last_weight_ *
-               (last_total_ - SideMass(last_ - x + 1, last_reach_, last_drop_));
+    if (uniform()) return static_cast<uint64_t>(x - first_);
+    return ShellsPrefix(x);
   }
   // The point p of [from, to] with Mass(from, p - 1) <= offset <
   // Mass(from, p), for offset < Mass(from, to): drawing offset uniformly
@@ -294,6 +319,24 @@ class PointMeasure {
   int64_t PointAt(int64_t from, int64_t to, uint64_t offset) const;
 
  private:
+  DPQ_HOT_INLINE uint64_t ShellsWeight(int64_t point) const {
+    return flat_ +
+           first_weight_ *
+               ShellWeight(point - first_, first_reach_, first_drop_) +
+           last_weight_ * ShellWeight(last_ - point, last_reach_, last_drop_);
+  }
+  DPQ_HOT_INLINE uint64_t ShellsPrefix(int64_t x) const {
+    const uint64_t before = static_cast<uint64_t>(x - first_);
+    return flat_ * before +
+           first_weight_ * SideMass(x - first_, first_reach_, first_drop_) +
+           last_weight_ *
+               (last_total_ - SideMass(last_ - x + 1, last_reach_, last_drop_));
+  }
+  DPQ_HOT_INLINE uint64_t FactorOf(int64_t point) const {
+    return factor_->WeightOf(point);
+  }
+  // PointAt without the factor (shells, bins or uniform).
+  int64_t BasePointAt(int64_t from, int64_t to, uint64_t offset) const;
   // The last point of the piece of constant weight that holds p: its bin,
   // or its shell from either end.
   int64_t PieceEnd(int64_t p) const;
@@ -337,6 +380,13 @@ class PointMeasure {
   int whole_ = 0;  // K
   int top_ = 0;    // min(K, kMostShellBits)
   int shift_ = 0;  // K - top_: shells 0..shift_ share the top weight
+  // WithFactor: the factor, the bins [factor_first_bin_, + factor_bins_)
+  // that hold [first, last], and the mass before each of them (from
+  // first; the last entry the total).
+  const BinnedWeights* factor_ = nullptr;
+  const uint64_t* factor_before_ = nullptr;
+  int factor_first_bin_ = 0;
+  int factor_bins_ = 0;
 };
 
 // One instance: records given as runs and the allowed output points. The

@@ -325,6 +325,15 @@ TEST(AqTest, PrivacyRatioBoundedWithAFirstLook) {
                              AqBudgetSplit::kPerLevel, kTestSubPoints, look),
               CheckAqPrivacy({0.3, 0.7}, 9, {0, 1, 4, 8, 9}, 3, 0.55,
                              AqBudgetSplit::kPerPath, kTestSubPoints, look));
+  // p99 under p95 under p20: a leaf beside the upper bound with a reach
+  // (its parent's cuts are close in quantile mass), so its shells carry
+  // the look's factor past the found span (bin 3, point 1 of 10): 16 there,
+  // then 8, 2 and 1 at points 2 to 4.
+  ASSERT_EQ(look.first_found, 3);
+  ASSERT_EQ(look.last_found, 3);
+  std::printf("with a look's factor on the shells: %.3f of epsilon\n",
+              CheckAqPrivacy({0.1, 0.2, 0.95, 0.99}, 9, {0, 1, 3, 5, 9}, 3, 0.5,
+                             AqBudgetSplit::kPerPath, kTestSubPoints, look));
 }
 
 TEST(AqTest, FirstLookHistogramSpendsItsShareExactly) {
@@ -573,26 +582,27 @@ TEST(AqTest, PerPathIsMoreAccurateWhereTheTreeIsNotFull) {
       << per_path / 8000 << " against " << per_level / 8000;
 }
 
-TEST(AqTest, SamplerMatchesTheExactJointDistribution) {
-  const int64_t steps = 7;
-  const std::vector<double> cells = {0, 2, 2, 3, 5, 6};
-  const std::vector<double> quantiles = {0.2, 0.5, 0.7};
-  const auto outputs = AllOutputs(steps, 3);
+// Draws against the exact joint distribution of AQ's outputs (a
+// chi-square test), per path at epsilon 1.2 with 2 sub-points.
+void CheckAqSamplerMatchesExact(int64_t steps, const std::vector<double>& cells,
+                                const std::vector<double>& quantiles,
+                                uint64_t seed, const AqLook& look = AqLook()) {
+  const auto outputs = AllOutputs(steps, quantiles.size());
   std::map<std::vector<int64_t>, size_t> index;
   std::vector<double> probabilities;
   for (const auto& output : outputs) {
     index[output] = probabilities.size();
     probabilities.push_back(std::exp(ApproximateQuantilesLogProbability(
         testing::RunsOf(cells).view(), steps, quantiles, 1.2,
-        AqBudgetSplit::kPerPath, output, 2)));
+        AqBudgetSplit::kPerPath, output, 2, look)));
   }
-  SeededRandom rng(31);
+  SeededRandom rng(seed);
   const int draws = 100000;
   std::vector<double> counts(outputs.size(), 0);
   for (int i = 0; i < draws; ++i) {
     const auto points = SampleApproximateQuantiles(
         testing::RunsOf(cells).view(), steps, quantiles, 1.2,
-        AqBudgetSplit::kPerPath, rng, 2);
+        AqBudgetSplit::kPerPath, rng, 2, look);
     auto it = index.find(points);
     ASSERT_NE(it, index.end()) << "output is not non-decreasing";
     counts[it->second] += 1;
@@ -601,6 +611,17 @@ TEST(AqTest, SamplerMatchesTheExactJointDistribution) {
   const double statistic =
       testing::ChiSquare(counts, probabilities, draws, &df);
   EXPECT_LT(statistic, testing::ChiSquareCritical(df)) << "df " << df;
+}
+
+TEST(AqTest, SamplerMatchesTheExactJointDistribution) {
+  CheckAqSamplerMatchesExact(7, {0, 2, 2, 3, 5, 6}, {0.2, 0.5, 0.7}, 31);
+  // With a look whose factor weighs the shells of p99's leaf (the privacy
+  // test's tree and look).
+  std::vector<int64_t> noisy(kAqLookBins, 0);
+  noisy[3] = 100;
+  noisy[9] = 35;
+  CheckAqSamplerMatchesExact(9, {0, 1, 1, 3, 5, 9}, {0.1, 0.2, 0.95, 0.99}, 32,
+                             AqLookFromCounts(noisy, 10, 10));
 }
 
 TEST(AqTest, EdgeSizesGiveOrderedPointsInRange) {

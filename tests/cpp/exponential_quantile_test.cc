@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -185,6 +186,67 @@ TEST(PointMeasureTest, ReachedShellsMatchTheirDefinition) {
             (big.Weight(in30) - 1) >> (1 + kReachDecayBits));
   // (K = 52, the top 26 shells merged: shell 30 weighs 2^(26 - 4) a point.)
   EXPECT_EQ(big.Weight(in30), 1 + 16 * (uint64_t{1} << 22));
+}
+
+TEST(PointMeasureTest, AFactorMultipliesTheShellsBinByBin) {
+  // Factor weights 2^0..2^4 over 16 bins of a grid of 3000 points; measures
+  // on stretches of it, with and without reaches, weigh shells x factor.
+  std::array<uint64_t, kMostBins> f{};
+  for (int b = 0; b < kMostBins; ++b) {
+    f[static_cast<size_t>(b)] = uint64_t{1}
+                                << ((b * 7) % (kMostFactorBits + 1));
+  }
+  const BinnedWeights factor(3000, f.data(), kMostBins);
+  for (int64_t points : {1, 2, 7, 100, 190, 1025, 2900}) {
+    for (const int64_t first : {int64_t{0}, int64_t{93}}) {
+      if (first + points > 3000) continue;
+      const int64_t last = first + points - 1;
+      for (const auto& m :
+           {PointMeasure::Shells(first, last, 16, 1),
+            PointMeasure::Shells(first, last, 1, 16, 0, 3, 4, 0),
+            PointMeasure::Shells(first, last, 16, 16, 2, -1, 0, 0)}) {
+        PointMeasure::FactorTable table;
+        const PointMeasure product = m.WithFactor(&factor, &table);
+        // One factor over the whole stretch changes no draw: none is taken.
+        bool varies = false;
+        for (int64_t p = first; p <= last; ++p) {
+          varies |= factor.WeightOf(p) != factor.WeightOf(first);
+        }
+        ASSERT_EQ(product.has_factor(), varies) << first << " " << points;
+        std::vector<uint64_t> w;
+        for (int64_t p = first; p <= last; ++p) {
+          w.push_back(m.Weight(p) * (varies ? factor.WeightOf(p) : 1));
+        }
+        ExpectMeasureIs(product, first, w);
+      }
+    }
+  }
+  // Bins and the uniform measure take no factor, nor grids of 2^23 points
+  // and more (the products would pass 2^32); 2^23 - 1 do.
+  PointMeasure::FactorTable table;
+  const BinnedWeights bins(100, f.data(), kMostBins);
+  EXPECT_FALSE(PointMeasure::Binned(0, 99, &bins)
+                   .WithFactor(&factor, &table)
+                   .has_factor());
+  EXPECT_FALSE(PointMeasure().WithFactor(&factor, &table).has_factor());
+  const int64_t most = (int64_t{1} << (kMostFactorShellBits + 1)) - 1;
+  const BinnedWeights wide(most + 1, f.data(), kMostBins);
+  EXPECT_FALSE(PointMeasure::Shells(0, most, 16, 1)
+                   .WithFactor(&wide, &table)
+                   .has_factor());
+  const PointMeasure largest =
+      PointMeasure::Shells(0, most - 1, 16, 16).WithFactor(&wide, &table);
+  ASSERT_TRUE(largest.has_factor());
+  EXPECT_LT(largest.Weight(0), uint64_t{1} << 32);
+  EXPECT_LT(largest.Weight(most - 1), uint64_t{1} << 32);
+  const uint64_t total = largest.Mass(0, most - 1);
+  EXPECT_EQ(total,
+            largest.Mass(0, most / 3) + largest.Mass(most / 3 + 1, most - 1));
+  for (uint64_t o : {uint64_t{0}, total / 7, total / 2, total - 1}) {
+    const int64_t p = largest.PointAt(0, most - 1, o);
+    ASSERT_LE(largest.Mass(0, p - 1), o);
+    ASSERT_GT(largest.Mass(0, p), o);
+  }
 }
 
 TEST(PointMeasureTest, EveryShellHoldsTheSameMassAndAFifthIsFlat) {
@@ -508,6 +570,21 @@ TEST(ExponentialQuantileTest, SamplerMatchesExactWithAShellMeasure) {
     CheckSamplerMatchesExact(cells, 16, 0.8, 0.5, ++seed, 1, 2, measure);
     CheckSamplerMatchesExact({}, 16, 0.5, 1.0, ++seed, 64, 64, measure);
   }
+  // With a factor (AQ's look beside a bound): 2^4 down to 1 over 8 bins.
+  const std::array<uint64_t, 8> f = {16, 16, 8, 4, 2, 1, 1, 1};
+  const BinnedWeights factor(17, f.data(), 8);
+  PointMeasure::FactorTable table;
+  for (const PointMeasure& shells :
+       {PointMeasure::Shells(0, 16, 16, 1),
+        PointMeasure::Shells(0, 16, 16, 1, 1, 0, 0, 4)}) {
+    const PointMeasure product = shells.WithFactor(&factor, &table);
+    ASSERT_TRUE(product.has_factor());
+    for (double epsilon : {0.01, 0.7, 3.0}) {
+      CheckSamplerMatchesExact(cells, 16, 0.9, epsilon, ++seed, 64, 64,
+                               product);
+      CheckSamplerMatchesExact(cells, 16, 0.9, epsilon, ++seed, 1, 2, product);
+    }
+  }
   // Weights are what they say: with no records the draw is the measure.
   const PointMeasure measure = PointMeasure::Shells(0, 16, 4, 1);
   const std::vector<double> none;
@@ -566,6 +643,9 @@ void CheckSplitSamplerMatchesExact(const std::vector<double>& cells,
 
 TEST(ExponentialQuantileTest, SplitSamplerMatchesExactDistribution) {
   uint64_t seed = 300;
+  const std::array<uint64_t, 4> f = {16, 4, 2, 1};  // a look's factor
+  const BinnedWeights factor(7, f.data(), 4);
+  PointMeasure::FactorTable table;
   for (uint64_t sub_points : {1, 2, 3}) {
     for (double epsilon : {0.5, 3.0}) {
       CheckSplitSamplerMatchesExact({1, 1, 1, 3}, 4, 0.5, epsilon, sub_points,
@@ -576,6 +656,10 @@ TEST(ExponentialQuantileTest, SplitSamplerMatchesExactDistribution) {
                                     ++seed, PointMeasure::Shells(0, 6, 4, 1));
       CheckSplitSamplerMatchesExact({1, 3}, 6, 0.6, epsilon, sub_points, ++seed,
                                     PointMeasure::Shells(0, 6, 1, 4));
+      CheckSplitSamplerMatchesExact(
+          {0, 2, 2, 4}, 6, 0.3, epsilon, sub_points, ++seed,
+          PointMeasure::Shells(0, 6, 16, 1, -1, 0, 0, 4)
+              .WithFactor(&factor, &table));
     }
   }
 }

@@ -385,6 +385,12 @@ AqLook AqLookFromCounts(const std::vector<int64_t>& noisy, double noise_scale,
   const auto edge = [&](int b) {
     return BinnedWeights::EdgeOf(b, bins, points);
   };
+  // How many bins b lies outside the found span (0 inside it).
+  const auto outside = [&](int b) {
+    return b < look.first_found  ? look.first_found - b
+           : b > look.last_found ? b - look.last_found
+                                 : 0;
+  };
   for (int b = 0; b < bins; ++b) {
     // (A bin without points, on grids of fewer than 16, holds nothing.)
     if (edge(b) < edge(b + 1) &&
@@ -412,11 +418,8 @@ AqLook AqLookFromCounts(const std::vector<int64_t>& noisy, double noise_scale,
                : doublings >= kMostBinWeightBits ? kMostBinWeightBits
                                                  : static_cast<int>(doublings);
     if (lift > 0) {
-      const int outside = b < look.first_found  ? look.first_found - b
-                          : b > look.last_found ? b - look.last_found
-                                                : 0;
-      bits =
-          std::max(0, bits + lift - std::min(lift, kAqLookDecayBits * outside));
+      bits = std::max(
+          0, bits + lift - std::min(lift, kAqLookDecayBits * outside(b)));
     }
     weights[static_cast<size_t>(b)] = uint64_t{1} << bits;
   }
@@ -425,13 +428,10 @@ AqLook AqLookFromCounts(const std::vector<int64_t>& noisy, double noise_scale,
   if (look.first_found >= 0) {
     std::array<uint64_t, kMostBins> factor{};
     for (int b = 0; b < bins; ++b) {
-      const int outside = b < look.first_found  ? look.first_found - b
-                          : b > look.last_found ? b - look.last_found
-                                                : 0;
       factor[static_cast<size_t>(b)] =
           uint64_t{1} << (kAqLookShellBits -
                           std::min(kAqLookShellBits,
-                                   kAqLookDecayBits * outside));
+                                   kAqLookDecayBits * outside(b)));
     }
     look.shell_factor = BinnedWeights(points, factor.data(), bins);
   }

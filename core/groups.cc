@@ -143,6 +143,10 @@ StatusOr<GroupPlan> PlanGroups(const GroupRequest& request,
   StatusOr<ReleaseRequest> resolved = Resolved(per_group);
   if (!resolved.ok()) return resolved.status();
   planned.per_group = resolved.value();
+  // Groups do not run the default's step look (step_look.h): each group
+  // would find its own step, grid and method. AQ on the default grid, as
+  // before it; a `step` gives every group the step's release.
+  if (planned.per_group.method == "auto") planned.per_group.method = "aq";
   StatusOr<ReleasePlan> plan = PlanRelease(planned.per_group, nullptr);
   if (!plan.ok()) return plan.status();
   planned.plan = plan.value();

@@ -10,6 +10,7 @@
 #include "core/hs_joint_exp.h"
 #include "core/inverse_sensitivity.h"
 #include "core/joint_exp.h"
+#include "core/step_look.h"
 #include "core/tree_cdf.h"
 
 namespace dpq {
@@ -121,6 +122,53 @@ Status RunAq(const MethodInput& in, ReleaseReport* report,
       SampleAq(in, in.quantiles, budget, look, &report->mechanism_epsilon),
       in.grid, values);
   return Status::Ok();
+}
+
+Status RunAggTree(const MethodInput& in, ReleaseReport* report,
+                  std::vector<double>* values);
+
+// The default without a step (ResolveMethod "auto"): the step look
+// (step_look.h) at kStepLookShare of the budget; on a step found, the
+// release the step would give (AggTree or AQ by AutoPicksTree, on the
+// step's grid, the records moved to its nearest points) with the rest;
+// else AQ on this grid with the rest.
+Status RunAuto(const MethodInput& in, ReleaseReport* report,
+               std::vector<double>* values) {
+  const int levels = StepLookLevels(in.grid);
+  StatusOr<AqLookPlan> plan = PlanAqLook(in.budget, kStepLookShare);
+  if (!plan.ok()) return plan.status();
+  std::vector<int64_t> counts = StepLookCounts(in.runs, in.grid, levels);
+  plan.value().noise.AddTo(&counts, in.rng);
+  const int level = StepLookChoice(counts, plan.value().noise_scale);
+  report->step_look_share = kStepLookShare;
+  report->step_look_spent = plan.value().share;
+  const PrivacyBudget& rest = plan.value().rest;
+  if (level == 0) {
+    report->method = "aq";
+    return RunAq(
+        {in.runs, in.grid, in.request, rest, in.quantiles, in.rng, in.options},
+        report, values);
+  }
+  const double step = StepLookStep(in.grid, level);
+  report->step_look_step = step;
+  StatusOr<OutputGrid> grid =
+      OutputGrid::WithStep(in.request.lower, in.request.upper, step);
+  if (!grid.ok()) return grid.status();  // (StepLookLevels checked it)
+  StatusOr<RunsStore> runs = RunsStore::OnGrid(in.runs, in.grid, grid.value());
+  if (!runs.ok()) return runs.status();
+  ReleaseRequest stepped = in.request;
+  stepped.options.emplace_back("step", step);
+  const bool tree = grid.value().steps() + 1 <= kMaxTreeLeaves &&
+                    AutoPicksTree(static_cast<double>(grid.value().steps() + 1),
+                                  static_cast<double>(in.quantiles.size()),
+                                  rest.kind == PrivacyBudget::Kind::kZcdp);
+  stepped.method = tree ? "aggtree" : "aq";
+  report->method = stepped.method;
+  const MethodInput on_step{
+      runs.value().view(),   grid.value(), stepped, rest, in.quantiles, in.rng,
+      MethodOptions(stepped)};
+  return tree ? RunAggTree(on_step, report, values)
+              : RunAq(on_step, report, values);
 }
 
 Status RunAppIndExp(const MethodInput& in, ReleaseReport* report,
@@ -430,9 +478,14 @@ double HsJointExpBytes(const MethodInput& in) {
   return JointBytes(in, hs.value().sampling.steps(), false);
 }
 
+bool AutoPicksTree(double points, double m, bool rho) {
+  return rho ? points <= 128 && m >= 40 : m >= std::max(5.0, points / 24);
+}
+
 const std::vector<MethodSpec>& Methods() {
   static const std::vector<MethodSpec> methods = {
       {"aq", {{"step", false}, {"look", false}}, RunAq},
+      {"auto", {}, RunAuto},
       {"jointexp",
        {{"step", false}, {"maxRecords", false}},
        RunJointExp,
@@ -467,7 +520,7 @@ StatusOr<const MethodSpec*> FindMethod(const std::string& name) {
   std::vector<std::string> names;
   for (const MethodSpec& method : Methods()) {
     if (name == method.name) return &method;
-    names.push_back(method.name);
+    if (std::string(method.name) != "auto") names.push_back(method.name);
   }
   return Status(StatusCode::kUnknownMethod,
                 "unknown method '" + name +

@@ -68,6 +68,11 @@ struct MethodSpec {
   double (*working_bytes)(const MethodInput&) = nullptr;
 };
 
+// The default's rule on a step grid of `points` points for m distinct
+// quantiles (ResolveMethod, and the step look's release): AggTree where its
+// leaves are few enough for m, else AQ. Public parameters only.
+bool AutoPicksTree(double points, double m, bool rho);
+
 const std::vector<MethodSpec>& Methods();
 // UNKNOWN_METHOD naming the ones there are.
 StatusOr<const MethodSpec*> FindMethod(const std::string& name);

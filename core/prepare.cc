@@ -71,6 +71,8 @@ OutputGrid OutputGrid::Default(double lower, double upper, int64_t most_steps) {
   grid.per_step_ = PerStep(steps);
   grid.cells_per_unit_ = static_cast<double>(steps) / range;
   grid.first_multiple_ = first;
+  grid.decimal_default_ = true;
+  grid.exponent_ = e;
   grid.SetNearestShortcut();
   return grid;
 }

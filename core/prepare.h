@@ -117,6 +117,19 @@ class OutputGrid {
   double upper() const { return upper_; }
   int64_t steps() const { return steps_; }
   double step() const { return step_; }  // a `step` grid's step, else 0
+  // Default's decimal grids: points j in (0, steps) are the multiples
+  // (first_multiple() + j) 10^decimal_exponent(), and the bounds are
+  // points 0 and steps (multiples too where they are whole multiples).
+  // False for step, bucket and ForBounds grids.
+  bool decimal_default() const { return decimal_default_; }
+  int decimal_exponent() const { return exponent_; }
+  int64_t first_multiple() const { return first_multiple_; }
+  // Whether both bounds are multiples themselves: first_multiple() and
+  // first_multiple() + steps() (a decimal default grid only).
+  bool BoundsOnMultiples() const {
+    return decimal_default_ && Multiple(first_multiple_) == lower_ &&
+           Multiple(first_multiple_ + steps_) == upper_;
+  }
   // The spacing of interior points: the step, the power of ten, or
   // (upper - lower) / steps.
   double resolution() const;
@@ -196,6 +209,8 @@ class OutputGrid {
   int64_t stride_ = 1;
   double divisor_ = 0;
   double multiplier_ = 0;
+  bool decimal_default_ = false;  // Default's decimal grids
+  int exponent_ = 0;              // their e
   // PointOf's shortcut on decimal grids: t is x's position in points,
   // (x 10^-e - first_multiple_) / stride_, to within a slack (which also
   // covers how far the rounded points' midpoints lie from the exact ones);

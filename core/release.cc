@@ -14,6 +14,7 @@
 #include "core/prepare.h"
 #include "core/random.h"
 #include "core/runs.h"
+#include "core/step_look.h"
 
 // A release is a pipeline (DESIGN.md): plan (plan.h: public parameters
 // only, refusals before any data is read) -> prepare (rows or counts to
@@ -26,7 +27,10 @@ namespace dpq {
 
 std::vector<std::string> ReleaseMethods() {
   std::vector<std::string> names;
-  for (const MethodSpec& method : Methods()) names.push_back(method.name);
+  // ("auto" is the default's run, not a method one names.)
+  for (const MethodSpec& method : Methods()) {
+    if (std::string(method.name) != "auto") names.push_back(method.name);
+  }
   return names;
 }
 
@@ -71,9 +75,17 @@ StatusOr<std::string> ResolveMethod(const ReleaseRequest& request) {
   // The step grid, or the buckets' (the same rule: buckets are a step
   // grid whose records sit on its points).
   const bool step = options.Number("step").has_value();
-  if (step == request.buckets.has_value()) return std::string("aq");
-  if (!ValidateBounds(request.lower, request.upper).ok())
-    return std::string("aq");
+  const bool bounds = ValidateBounds(request.lower, request.upper).ok();
+  if (!step && !request.buckets.has_value()) {
+    // The default grid: the step look where it has candidates (step_look.h;
+    // the method "auto"), else AQ.
+    return std::string(bounds && StepLookLevels(OutputGrid::Default(
+                                     request.lower, request.upper)) > 0
+                           ? "auto"
+                           : "aq");
+  }
+  if (step && request.buckets.has_value()) return std::string("aq");
+  if (!bounds) return std::string("aq");
   StatusOr<OutputGrid> grid = RequestGrid(request);
   // A bad step or bucket count is reported by the method that reads it.
   if (!grid.ok() || grid.value().steps() + 1 > kMaxTreeLeaves)
@@ -88,9 +100,8 @@ StatusOr<std::string> ResolveMethod(const ReleaseRequest& request) {
   std::sort(distinct.begin(), distinct.end());
   const auto m = static_cast<double>(
       std::unique(distinct.begin(), distinct.end()) - distinct.begin());
-  const bool tree = request.rho.has_value() ? points <= 128 && m >= 40
-                                            : m >= std::max(5.0, points / 24);
-  return std::string(tree ? "aggtree" : "aq");
+  return std::string(
+      AutoPicksTree(points, m, request.rho.has_value()) ? "aggtree" : "aq");
 }
 
 StatusOr<ReleaseRequest> Resolved(const ReleaseRequest& request) {

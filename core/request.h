@@ -107,6 +107,13 @@ struct ReleaseReport {
   PrivacyBudget look_spent;  // per record: the histogram's noise budget
   double look_low = std::numeric_limits<double>::quiet_NaN();
   double look_high = std::numeric_limits<double>::quiet_NaN();
+  // The default's step look (step_look.h), where it ran: its share of the
+  // method's budget (0: it did not run), the budget its histogram ran
+  // with, and the step it found (NaN: none; the default grid was kept).
+  // The release then ran on the step's grid, as with `step`. Public.
+  double step_look_share = 0;
+  PrivacyBudget step_look_spent;  // per record
+  double step_look_step = std::numeric_limits<double>::quiet_NaN();
   // True when a seed was given: the noise is reproducible by anyone who
   // knows the seed, so the release is NOT private, whatever `spent` says.
   bool seeded = false;

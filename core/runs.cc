@@ -506,6 +506,30 @@ RunsStore RunsStore::FromSortedPoints(const std::vector<double>& sorted) {
   return store;
 }
 
+StatusOr<RunsStore> RunsStore::OnGrid(const Runs& runs, const OutputGrid& from,
+                                      const OutputGrid& to) {
+  RunsStore store;
+  // At most one run a point of `to`: memory bounded by the public grid.
+  const size_t room = static_cast<size_t>(
+      std::min<uint64_t>(runs.size, static_cast<uint64_t>(to.steps()) + 1));
+  if (!store.Allocate(room)) {
+    return Status(StatusCode::kTooLarge,
+                  "no memory for the records' runs on the step's grid "
+                  "(private: for the data owner only)");
+  }
+  size_t size = 0;
+  for (size_t i = 0; i < runs.size; ++i) {
+    const auto point =
+        static_cast<double>(to.PointOf(from.ValueAt(runs.point(i))));
+    if (size == 0 || store.points_[size - 1] != point) {
+      store.points_[size++] = point;
+    }
+    store.ends_[size - 1] = runs.ends[i];
+  }
+  store.size_ = size;
+  return store;
+}
+
 RunsStore RunsStore::FromPairs(
     const std::vector<std::pair<int64_t, uint64_t>>& runs) {
   RunsStore store;

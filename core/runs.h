@@ -170,6 +170,11 @@ class RunsStore {
   double* points() { return points_.get(); }
   // From sorted points (tests, and callers holding a copy anyway).
   static RunsStore FromSortedPoints(const std::vector<double>& sorted_points);
+  // `runs` on grid `from` moved to the nearest points of `to` (the step
+  // look's grid, step_look.h), runs that meet merged; TOO_LARGE without
+  // the memory.
+  static StatusOr<RunsStore> OnGrid(const Runs& runs, const OutputGrid& from,
+                                    const OutputGrid& to);
   // From (point, count) pairs with increasing points and counts >= 1.
   static RunsStore FromPairs(
       const std::vector<std::pair<int64_t, uint64_t>>& runs);

@@ -488,7 +488,7 @@ writeFileSync(join(args.out, 'reference.md'), `${reference.join('\n')}\n`);
 const best = [
   '# Best method per dataset and m',
   '',
-  `From \`npm run experiments\` (${TRIALS} trials of 1,000-point samples). Each cell: the variant with the smallest mean rank error (ties counted; every method, with the column's step where it has one), then the default's rank error and value error as multiples of the best variant's in each (1.00 = the default is best). The default is what a user gets without naming a method: on columns with a step, \`default step\` ('auto': AggTree on the step grid when m >= max(5, points / 24) with epsilon, points <= 128 and m >= 40 with rho, else AQ); on the others, AQ.`,
+  `From \`npm run experiments\` (${TRIALS} trials of 1,000-point samples). Each cell: the variant with the smallest mean rank error (ties counted; every method, with the column's step where it has one), then the default's rank error and value error as multiples of the best variant's in each (1.00 = the default is best). The default is what a user gets without naming a method: on columns with a step, \`default step\` ('auto': AggTree on the step grid when m >= max(5, points / 24) with epsilon, points <= 128 and m >= 40 with rho, else AQ); on the others, \`default\` (the step look at 2.5% of the budget, then as with the step it found, or AQ: docs/algorithms/step-look.md).`,
   '',
   'A ratio above 1.10 in **bold** is a measured miss: the default\'s mean error exceeds 1.1 times the best variant\'s by more than two standard errors of that difference (paired by trial: same sample, same seed). A ratio above 1.10 in *italics* is within the noise of this many trials.',
   '',

@@ -109,9 +109,11 @@ export const BUDGETS = [
 ];
 
 // Every method at its defaults; columns with a step also run AQ, AggTree
-// and the default with it.
+// and the default with it; the others the default without one (which
+// looks for the data's step first: docs/algorithms/step-look.md).
 export function variantsOf(dataset) {
   const variants = METHODS.map((method) => ({ label: method, options: { method } }));
+  if (dataset.step === undefined) variants.push({ label: 'default', options: {} });
   if (dataset.step !== undefined) {
     variants.push(
       { label: `aq step ${dataset.step}`, options: { method: 'aq', step: dataset.step } },
@@ -124,9 +126,10 @@ export function variantsOf(dataset) {
 }
 
 // The default: what a user gets without naming a method ('auto' with the
-// column's step where it has one, which picks AQ or AggTree; else AQ).
+// column's step where it has one, which picks AQ or AggTree; else the step
+// look, then as with the step it found, or AQ).
 export function defaultLabel(dataset) {
-  return dataset.step === undefined ? 'aq' : `default step ${dataset.step}`;
+  return dataset.step === undefined ? 'default' : `default step ${dataset.step}`;
 }
 
 // Standard error of the mean of `values`.

@@ -402,6 +402,23 @@ const mutants = [
     tests: 'ReleaseTest.*:ContributionsTest.*:GroupsTest.*',
   },
   {
+    // The default's step look: a record counted in a second cell (the
+    // histogram's sensitivity 2, not 1).
+    name: 'step look: one cell a record',
+    file: 'core/step_look.cc',
+    from: '    total += counted;',
+    to: '    total += counted;\n    sums[1] += 1;',
+    tests: 'StepLookTest.*',
+  },
+  {
+    // The release after the step look on all of the budget, not the rest.
+    name: 'step look: the release on the rest',
+    file: 'core/methods.cc',
+    from: '  const PrivacyBudget& rest = plan.value().rest;',
+    to: '  const PrivacyBudget& rest = in.budget;',
+    tests: 'ReleaseTest.*:StepLookTest.*',
+  },
+  {
     // Private keys under rho: the selection's epsilon 10% above what its
     // share of rho allows (sqrt(2 rho_s)).
     name: 'private keys under rho: selection epsilon',

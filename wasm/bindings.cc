@@ -83,6 +83,10 @@ struct WasmReleaseResult {
   double lookShare = 0;
   double lookLow = 0;
   double lookHigh = 0;
+  // The default's step look: its share of the budget (0: it did not run)
+  // and the step it found (NaN: none).
+  double stepLookShare = 0;
+  double stepLookStep = 0;
 };
 
 // A budget's kind by name: "pure", "approx" or "zcdp".
@@ -131,6 +135,8 @@ WasmReleaseResult ToResult(const dpq::StatusOr<dpq::ReleaseReport>& report) {
   result.lookShare = r.look_share;
   result.lookLow = r.look_low;
   result.lookHigh = r.look_high;
+  result.stepLookShare = r.step_look_share;
+  result.stepLookStep = r.step_look_step;
   return result;
 }
 
@@ -340,6 +346,8 @@ enum ReportSlot {
   kReportLookShare,
   kReportLookLow,
   kReportLookHigh,
+  kReportStepLookShare,
+  kReportStepLookStep,
   kBlockSlots
 };
 constexpr const char* kReportSlotNames[kBlockSlots - kSpecSlots] = {
@@ -363,7 +371,9 @@ constexpr const char* kReportSlotNames[kBlockSlots - kSpecSlots] = {
     "intervalMethod",
     "lookShare",
     "lookLow",
-    "lookHigh"};
+    "lookHigh",
+    "stepLookShare",
+    "stepLookStep"};
 const std::vector<std::string> kPrivacyKinds = {"pure", "approx", "zcdp",
                                                 "none"};
 const std::vector<std::string> kNeighbourings = {
@@ -453,15 +463,13 @@ dpq::ReleaseRequest ReadRequest(const double* block, const val& extra,
   // copy (already in the heap) and those counts are all RowsToRuns sorts
   // in (runs.h).
   *need = 32.0 * m + 8.0 * n;
-  bool step = false;
-  for (const auto& option : request.options) step |= option.first == "step";
   // (The joint methods' subset and tables at their record cap:
   // WorkingBytes, once the quantiles are read.)
-  if (method == "aggtree" || method == "tree-cdf" ||
-      (method == "auto" && (step || request.buckets.has_value()))) {
-    // "auto" picks a tree only on a step or bucket grid
-    // (dpq::ResolveMethod).
-    *need += 128.0 * 1048576;
+  if (method == "aggtree" || method == "tree-cdf" || method == "auto") {
+    // "auto" picks a tree on a step or bucket grid, and may after its step
+    // look (dpq::ResolveMethod, step_look.h), whose runs on the step's grid
+    // take at most 16 bytes a point of it (below 2^20 / 10).
+    *need += 128.0 * 1048576 + 16.0 * 131072;
   }
   request.confidence = SlotNumber(block, kSpecConfidence);
   request.interval_share = SlotNumber(block, kSpecIntervalShare);
@@ -519,6 +527,8 @@ int Report(const dpq::StatusOr<dpq::ReleaseReport>& report,
   block[kReportLookShare] = r.look_share;
   block[kReportLookLow] = r.look_low;
   block[kReportLookHigh] = r.look_high;
+  block[kReportStepLookShare] = r.step_look_share;
+  block[kReportStepLookStep] = r.step_look_step;
   return 0;
 }
 
@@ -876,7 +886,9 @@ EMSCRIPTEN_BINDINGS(dp_quantiles) {
       .field("intervalMethod", &WasmReleaseResult::intervalMethod)
       .field("lookShare", &WasmReleaseResult::lookShare)
       .field("lookLow", &WasmReleaseResult::lookLow)
-      .field("lookHigh", &WasmReleaseResult::lookHigh);
+      .field("lookHigh", &WasmReleaseResult::lookHigh)
+      .field("stepLookShare", &WasmReleaseResult::stepLookShare)
+      .field("stepLookStep", &WasmReleaseResult::stepLookStep);
   emscripten::function("release", &Release);
   emscripten::function("releaseFromCounts", &ReleaseFromCounts);
   emscripten::function("releaseByGroup", &ReleaseByGroup);

@@ -397,6 +397,7 @@ TEST(IntervalsTest, SpendTheirShareAndTheValuesTheRest) {
   request.quantiles = {0.5};
   request.epsilon = 2;
   request.confidence = 0.95;
+  request.method = "aq";  // (the default would first look for a step)
   std::vector<double> out(3);
   std::vector<double> copy = data;
   StatusOr<ReleaseReport> report =

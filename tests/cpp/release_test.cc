@@ -16,6 +16,7 @@
 #include "core/decimal.h"
 #include "core/prepare.h"
 #include "core/random.h"
+#include "core/step_look.h"
 #include "tests/cpp/test_util.h"
 
 namespace dpq {
@@ -44,11 +45,17 @@ TEST(ReleaseTest, ReleasesOrderedValuesInsideTheBounds) {
   std::vector<double> out;
   StatusOr<ReleaseReport> report = Release(Data(1000, 1), request, &out);
   ASSERT_TRUE(report.ok()) << report.status().message();
+  // The default first looks for a step (continuous data: none), then runs
+  // AQ on the rest.
   EXPECT_EQ(report.value().method, "aq");
   EXPECT_EQ(report.value().levels, 2);
-  // Two levels share what the first look leaves.
-  EXPECT_DOUBLE_EQ(report.value().mechanism_epsilon, (1 - kAqLookShare) / 2);
-  EXPECT_DOUBLE_EQ(report.value().look_spent.epsilon, kAqLookShare);
+  EXPECT_DOUBLE_EQ(report.value().step_look_spent.epsilon, kStepLookShare);
+  EXPECT_TRUE(std::isnan(report.value().step_look_step));
+  // Two levels share what the first look leaves of that rest.
+  const double rest = 1 - kStepLookShare;
+  EXPECT_DOUBLE_EQ(report.value().mechanism_epsilon,
+                   rest * (1 - kAqLookShare) / 2);
+  EXPECT_DOUBLE_EQ(report.value().look_spent.epsilon, rest * kAqLookShare);
   EXPECT_TRUE(std::is_sorted(out.begin(), out.end()));
   for (double v : out) {
     EXPECT_GE(v, 0);
@@ -82,9 +89,11 @@ TEST(ReleaseTest, SeedReproducesAndZcdpWorks) {
   StatusOr<ReleaseReport> report = Release(Data(500, 3), request, &c);
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report.value().spent.kind, PrivacyBudget::Kind::kZcdp);
+  const double rest = 0.5 * (1 - kStepLookShare);
+  EXPECT_DOUBLE_EQ(report.value().step_look_spent.rho, 0.5 * kStepLookShare);
   EXPECT_DOUBLE_EQ(report.value().mechanism_epsilon,
-                   std::sqrt(8 * 0.5 * (1 - kAqLookShare) / 2));
-  EXPECT_DOUBLE_EQ(report.value().look_spent.rho, 0.5 * kAqLookShare);
+                   std::sqrt(8 * rest * (1 - kAqLookShare) / 2));
+  EXPECT_DOUBLE_EQ(report.value().look_spent.rho, rest * kAqLookShare);
 }
 
 TEST(ReleaseTest, ASeededReleaseSaysItIsNotPrivate) {
@@ -525,8 +534,10 @@ TEST(StepTest, TheDefaultPicksATreeOnlyForCoarseGridsAndManyQuantiles) {
     }
     return ResolveMethod(request).value();
   };
-  EXPECT_EQ(pick(std::nullopt, 120), "aq");  // no step: no tree
-  EXPECT_EQ(pick(1, 4), "aq");               // 101 points: m >= 5
+  // No step: the step look (step_look.h), which picks by the same rule on
+  // the step it finds.
+  EXPECT_EQ(pick(std::nullopt, 120), "auto");
+  EXPECT_EQ(pick(1, 4), "aq");  // 101 points: m >= 5
   EXPECT_EQ(pick(1, 5), "aggtree");
   EXPECT_EQ(pick(0.2, 20), "aq");  // 501 points: m >= 20.9
   EXPECT_EQ(pick(0.2, 21), "aggtree");

@@ -158,7 +158,13 @@ describe('method options', () => {
     expect(ran({ step: 1, method: 'auto' })).toBe('aggtree');
     expect(ran({ step: 1, quantiles: [0.25, 0.5, 0.75] })).toBe('aq'); // m < 5
     expect(ran({ step: 0.01 })).toBe('aq'); // 10,001 points: m >= 416.7
-    expect(ran({})).toBe('aq'); // no step, no tree
+    // No step: the step look finds 1 (whole numbers; seeded here) and the
+    // rule picks as with step 1; on continuous data it finds none: AQ.
+    const looked = dpq.release(values, { lower: 0, upper: 100, quantiles: many, epsilon: 1, seed: 3 });
+    expect(looked.stepLook).toEqual({ share: 0.025, step: 1 });
+    expect(looked.method).toBe('aggtree');
+    const continuous = values.map((x, i) => x + ((i * 7919) % 997) / 1000);
+    expect(dpq.release(continuous, { lower: 0, upper: 100, quantiles: many, epsilon: 1 }).method).toBe('aq');
     expect(ran({ step: 1, epsilon: undefined, rho: 0.5 })).toBe('aq'); // zCDP: m >= 40
     const release = dpq.release(values, { lower: 0, upper: 100, quantiles: many, epsilon: 1, step: 1 });
     for (const v of release.values) expect(Number.isInteger(v)).toBe(true);
@@ -184,10 +190,16 @@ describe('method options', () => {
       }
       expect(zero).toBeGreaterThanOrEqual(19);
     }
-    const release = dpq.release(values, { lower: -20, upper: 120, quantiles: [0.9], epsilon: 1 });
+    const release = dpq.release(values, { lower: -20, upper: 120, quantiles: [0.9], epsilon: 1, method: 'aq' });
     expect(release.resolution).toBe(0.001);
     // Every release is a round multiple of the resolution (or a bound).
     expect(Math.abs(release.values[0] * 1000 - Math.round(release.values[0] * 1000))).toBeLessThan(1e-6);
+    // The default may first find the data's own step (0.1 mm; the step
+    // look), or a finer one, or none; its values are multiples of it.
+    const looked = dpq.release(values, { lower: -20, upper: 120, quantiles: [0.9], epsilon: 1 });
+    expect([0.001, 0.01, 0.1]).toContain(looked.resolution);
+    const steps = looked.values[0] / looked.resolution;
+    expect(Math.abs(steps - Math.round(steps))).toBeLessThan(1e-6);
     expect(dpq.release(values, { lower: 0, upper: 60, quantiles: [0.5], epsilon: 1, step: 0.1 }).resolution).toBe(0.1);
     expect(dpq.release(values, { lower: 0, upper: 60, quantiles: [0.5], epsilon: 1, method: 'aggtree' }).resolution).toBe(0);
   });

@@ -130,13 +130,16 @@ describe('quantiles', () => {
     expect(release.privacy).toEqual({ kind: 'zcdp', rho: 0.5 });
     expect(release.method).toBe('aq');
     expect(release.levels).toBe(2);
-    // The first look takes 5% of rho; the rest splits over the two levels.
+    // The default's step look takes 2.5% of rho (continuous data: no
+    // step), AQ's first look 5% of the rest; the rest of that splits over
+    // the two levels.
+    expect(release.stepLook).toEqual({ share: 0.025, step: null });
     expect(release.firstLook?.share).toBe(0.05);
-    expect(release.mechanismEpsilon).toBeCloseTo(Math.sqrt((8 * 0.5 * 0.95) / 2), 12);
+    expect(release.mechanismEpsilon).toBeCloseTo(Math.sqrt((8 * 0.5 * 0.975 * 0.95) / 2), 12);
     expect(release.neighbouring).toBe('add-remove');
     const pure = dpq.release(data, { ...base, epsilon: 2 });
     expect(pure.privacy).toEqual({ kind: 'pure', epsilon: 2 });
-    expect(pure.mechanismEpsilon).toBeCloseTo(0.95, 12);
+    expect(pure.mechanismEpsilon).toBeCloseTo(0.975 * 0.95, 12);
     const paper = dpq.release(data, { ...base, epsilon: 2, method: 'aq', look: 0 });
     expect(paper.firstLook).toBeUndefined();
     expect(paper.mechanismEpsilon).toBeCloseTo(1, 12);

@@ -509,6 +509,12 @@ function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
     (result.maxContributions === undefined
       ? ').'
       : `: each person kept at most ${result.maxContributions} value${result.maxContributions === 1 ? '' : 's'}).`) +
+    (result.stepLook === undefined
+      ? ''
+      : ` It first looked for the values' step with ${result.stepLook.share * 100}% of that: ` +
+        (result.stepLook.step === null
+          ? 'none found, so the finest grid.'
+          : `found ${format(result.stepLook.step)}, so values are multiples of it.`)) +
     (result.firstLook === undefined
       ? ''
       : ` Its first look, ${Math.round(result.firstLook.share * 100)}% of that, ` +

@@ -64,6 +64,8 @@ export interface ReleaseResult {
   neighbouring: string;
   /** Per-person releases: the k each person was bounded to. */
   maxContributions?: number;
+  /** The default's step look: its share of the budget, and the step it found. */
+  stepLook?: { share: number; step: number | null };
   /** AQ's first look: its share of the budget, and where it saw values. */
   firstLook?: { share: number; found?: [number, number] };
   /** Private intervals, one per quantile, and what they spent. */

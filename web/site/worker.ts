@@ -341,6 +341,7 @@ function postResult(
     privacy: object;
     neighbouring: string;
     maxContributions?: number;
+    stepLook?: { share: number; step: number | null };
     firstLook?: { share: number; found?: [number, number] };
     intervals?: {
       low: Float64Array;
@@ -361,6 +362,7 @@ function postResult(
       privacy: release.privacy as ReleaseResult['privacy'],
       neighbouring: release.neighbouring,
       ...(release.maxContributions === undefined ? {} : { maxContributions: release.maxContributions }),
+      ...(release.stepLook === undefined ? {} : { stepLook: release.stepLook }),
       ...(release.firstLook === undefined ? {} : { firstLook: release.firstLook }),
       ...(release.intervals === undefined
         ? {}

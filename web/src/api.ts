@@ -80,6 +80,9 @@ function toRelease(
     resolution: result.resolution,
     ...(result.maxContributions > 0 ? { maxContributions: result.maxContributions } : {}),
     ...(result.recordCap > 0 ? { recordCap: result.recordCap } : {}),
+    ...(result.stepLookShare > 0
+      ? { stepLook: { share: result.stepLookShare, step: Number.isNaN(result.stepLookStep) ? null : result.stepLookStep } }
+      : {}),
     ...(result.lookShare > 0
       ? {
           firstLook: {

@@ -56,6 +56,8 @@ const REPORT_SLOTS = [
   'lookShare',
   'lookLow',
   'lookHigh',
+  'stepLookShare',
+  'stepLookStep',
 ] as const;
 
 export interface ReleaseBlock {
@@ -141,6 +143,8 @@ export function releaseBlock(module: DpqWasmModule, methods: readonly string[]):
         lookShare: heap[at + report.lookShare],
         lookLow: heap[at + report.lookLow],
         lookHigh: heap[at + report.lookHigh],
+        stepLookShare: heap[at + report.stepLookShare],
+        stepLookStep: heap[at + report.stepLookStep],
       };
     },
   };

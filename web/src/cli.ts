@@ -844,6 +844,7 @@ function releaseEntry(
     privacy: release.privacy,
     neighbouring: release.neighbouring,
     ...(release.maxContributions === undefined ? {} : { maxContributions: release.maxContributions }),
+    ...(release.stepLook === undefined ? {} : { stepLook: release.stepLook }),
     ...(release.firstLook === undefined ? {} : { firstLook: release.firstLook }),
     quantiles: rows,
     ...(intervals === undefined

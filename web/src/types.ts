@@ -106,14 +106,19 @@ export interface PerPersonOptions {
 }
 
 /**
- * The default (`method` left out, or `'auto'`): picks `'aq'` or `'aggtree'`
- * from public parameters only, never from the data. AggTree on the grid
- * when a `step` grid, or the `buckets`' (counts' too), has P <= 2^21 points
- * and there are m >= max(5, P / 24) distinct quantiles with `epsilon`
- * (P <= 128 and m >= 40 with `rho`); AQ otherwise. The release's `method` says which ran. Measured in
- * docs/experiments: a tree over few grid points counts atoms exactly and
+ * The default (`method` left out, or `'auto'`): picks `'aq'` or `'aggtree'`.
+ * With a `step` (or `buckets`, counts too) from public parameters only:
+ * AggTree on the grid when it has P <= 2^21 points and there are
+ * m >= max(5, P / 24) distinct quantiles with `epsilon` (P <= 128 and
+ * m >= 40 with `rho`); AQ otherwise. Without a step it first spends 2.5% of
+ * the budget on a private guess at the data's step (the step look,
+ * docs/algorithms/step-look.md: a noisy count of the values on 0.001, 0.01,
+ * 0.1, 1, 10, ... within the bounds), then releases as that step would with
+ * the rest, or with AQ on the default grid when it found none; the release
+ * reports it as `stepLook`. The release's `method` says which ran. Measured
+ * in docs/experiments: a tree over few grid points counts atoms exactly and
  * its error does not grow with m; AQ is far better for few quantiles, on
- * fine grids and under zCDP.
+ * fine grids and under zCDP. Grouped releases do not look for a step.
  */
 export interface AutoOptions extends BaseQuantilesOptions {
   /** Only `method: 'appindexp'` takes `delta` (with `epsilon`). */
@@ -500,6 +505,15 @@ export interface QuantilesRelease {
    * turns it off).
    */
   firstLook?: { share: number; found?: [number, number] };
+  /**
+   * The default's step look (docs/algorithms/step-look.md), when it ran (no
+   * `method`, `step` or `buckets` given, bounds on a decimal lattice): it
+   * spent `share` of the budget (out of `privacy`) on a noisy count of the
+   * values on each candidate step, and found `step` (the values were then
+   * released on that step's grid, as if it had been given), or none
+   * (`step: null`: AQ on the default grid).
+   */
+  stepLook?: { share: number; step: number | null };
 }
 
 /**

@@ -33,6 +33,10 @@ export interface WasmReleaseResult {
   /** The span its histogram found (NaN: none). */
   lookLow: number;
   lookHigh: number;
+  /** The default's step look: its share of the budget (0: it did not run). */
+  stepLookShare: number;
+  /** The step it found (NaN: none). */
+  stepLookStep: number;
 }
 
 export interface WasmReleaseSpec {

@@ -1,0 +1,259 @@
+#include "core/step_look.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/aq.h"
+#include "core/prepare.h"
+#include "core/privacy.h"
+#include "core/random.h"
+#include "core/release.h"
+#include "core/runs.h"
+#include "tests/cpp/test_util.h"
+
+namespace dpq {
+namespace {
+
+TEST(StepLookTest, CandidatesAreTheCoarserPowersOfTenOnBothBounds) {
+  // [0, 100]: 10^-4 points; 0.001 to 10 keep both bounds and >= 10 steps.
+  const OutputGrid percent = OutputGrid::Default(0, 100);
+  ASSERT_TRUE(percent.decimal_default());
+  EXPECT_EQ(percent.decimal_exponent(), -4);
+  EXPECT_EQ(StepLookLevels(percent), 5);
+  EXPECT_EQ(StepLookStep(percent, 1), 0.001);
+  EXPECT_EQ(StepLookStep(percent, 4), 1);
+  EXPECT_EQ(StepLookStep(percent, 5), 10);
+  // [-100, 100]: 10^-3 points; 0.01 to 10 (100 would leave 2 steps).
+  EXPECT_EQ(StepLookLevels(OutputGrid::Default(-100, 100)), 4);
+  // A bound off the coarser lattices stops them: 0.5 is on 0.1, not on 1.
+  const OutputGrid half = OutputGrid::Default(0.5, 100);
+  EXPECT_EQ(StepLookStep(half, StepLookLevels(half)), 0.1);
+  // A bound that is no multiple at all (1/3), a step grid and buckets: none.
+  EXPECT_EQ(StepLookLevels(OutputGrid::Default(1.0 / 3, 100)), 0);
+  EXPECT_EQ(StepLookLevels(OutputGrid::WithStep(0, 100, 1).value()), 0);
+  EXPECT_EQ(StepLookLevels(OutputGrid(0, 100, 100)), 0);
+  // Large ranges: [0, 10^20] has points of 10^14 and candidates up to
+  // 10^19 (exact doubles).
+  const OutputGrid huge = OutputGrid::Default(0, 1e20);
+  EXPECT_EQ(StepLookStep(huge, StepLookLevels(huge)), 1e19);
+  // Small ranges: [0, 1] has 10^-6 points and candidates up to 0.1.
+  const OutputGrid unit = OutputGrid::Default(0, 1);
+  EXPECT_EQ(StepLookStep(unit, StepLookLevels(unit)), 0.1);
+}
+
+TEST(StepLookTest, CountsEachPointInItsClassCappedAndSkipsTheBounds) {
+  const OutputGrid grid = OutputGrid::Default(0, 100);  // points of 10^-4
+  const int levels = StepLookLevels(grid);              // 5: up to 10
+  // (point, records): a bound, 0.0007 (class 0), 0.5 (class 3: on 0.1,
+  // not 1), 37 (class 4), 40 with 1,000 records (class 5, capped), 99.99
+  // (class 2), the upper bound.
+  const RunsStore runs = RunsStore::FromPairs({{0, 500},
+                                               {7, 2},
+                                               {5000, 3},
+                                               {370000, 4},
+                                               {400000, 1000},
+                                               {999900, 1},
+                                               {1000000, 900}});
+  const std::vector<int64_t> counts = StepLookCounts(runs.view(), grid, levels);
+  EXPECT_EQ(counts, (std::vector<int64_t>{2, 0, 1, 3, 4, kStepLookCap}));
+}
+
+TEST(StepLookTest, HistogramSpendsItsShareExactly) {
+  // For every pair of neighbouring datasets over points of every class (a
+  // bound too) and every noisy histogram near them, the probability ratio
+  // is at most e^(the share's epsilon) and reaches it. Also across the cap:
+  // a point's 64th and 65th record.
+  const OutputGrid grid = OutputGrid::Default(0, 100);
+  const int levels = StepLookLevels(grid);
+  const std::vector<double> cells = {0, 7, 5000, 370000, 400000, 1000000};
+  for (const double epsilon : {0.1, 1.0, 4.0}) {
+    const StatusOr<AqLookPlan> plan =
+        PlanAqLook(PrivacyBudget::Pure(epsilon), kStepLookShare);
+    ASSERT_TRUE(plan.ok());
+    const double share = plan.value().share.epsilon;
+    EXPECT_DOUBLE_EQ(share, kStepLookShare * epsilon);
+    EXPECT_LE(AddUp(plan.value().rest.epsilon, share), epsilon);
+    double worst = 0;
+    const auto check = [&](const Runs& a, const Runs& b) {
+      for (const int64_t level : {-2, 0, 1, 3, 70}) {
+        const std::vector<int64_t> noisy(static_cast<size_t>(levels) + 1,
+                                         level);
+        const double pa =
+            StepLookLogProbability(a, grid, levels, plan.value().noise, noisy);
+        const double pb =
+            StepLookLogProbability(b, grid, levels, plan.value().noise, noisy);
+        ASSERT_LE(std::fabs(pa - pb), share + 1e-12);
+        worst = std::max(worst, std::fabs(pa - pb) / share);
+      }
+    };
+    testing::ForEachMultiset(cells, 3, [&](const std::vector<double>& x) {
+      for (double added : cells) {
+        std::vector<double> neighbour = x;
+        neighbour.push_back(added);
+        std::sort(neighbour.begin(), neighbour.end());
+        check(testing::RunsOf(x).view(), testing::RunsOf(neighbour).view());
+      }
+    });
+    for (const uint64_t count : {kStepLookCap - 1, kStepLookCap}) {
+      check(RunsStore::FromPairs({{400000, count}, {5000, 1}}).view(),
+            RunsStore::FromPairs({{400000, count + 1}, {5000, 1}}).view());
+    }
+    EXPECT_GT(worst, 0.999);
+  }
+  // Under rho: a discrete Gaussian of variance 1 / (2 rho') per cell, rho'
+  // the share, is rho'-zCDP for a histogram of sensitivity 1.
+  const StatusOr<AqLookPlan> plan =
+      PlanAqLook(PrivacyBudget::Zcdp(0.5), kStepLookShare);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan.value().noise.kind, CountNoise::Kind::kGaussian);
+  EXPECT_GE(plan.value().noise.parameter.Value(),
+            1 / (2 * plan.value().share.rho));
+}
+
+TEST(StepLookTest, ChoosesTheCoarsestLatticeHoldingTheCountedCells) {
+  // Scale 10: a cell counts from 30; a step needs 120 on its lattice.
+  const double s = 10;
+  // Whole numbers (class 4 of [0, 100]), some on tens: step 1.
+  EXPECT_EQ(StepLookChoice({3, -5, 12, 0, 500, 100}, s), 4);
+  // A fifth of the counted cells off the lattice still takes it; more not.
+  EXPECT_EQ(StepLookChoice({150, 0, 0, 0, 600, 0}, s), 4);
+  EXPECT_EQ(StepLookChoice({160, 0, 0, 0, 600, 0}, s), 0);
+  // Continuous data: most records in class 0.
+  EXPECT_EQ(StepLookChoice({900, 90, 9, 1, 0, 0}, s), 0);
+  // Noise below the counting threshold is not counted against a step.
+  EXPECT_EQ(StepLookChoice({29, 29, 0, 0, 300, 0}, s), 4);
+  // Too little on any lattice: no step (a lone noise spike is not one).
+  EXPECT_EQ(StepLookChoice({0, 0, 0, 0, 119, 0}, s), 0);
+  EXPECT_EQ(StepLookChoice({0, 0, 0, 0, 120, 0}, s), 4);
+  // Tens only: step 10; one decimal: step 0.1 (class 3 and up).
+  EXPECT_EQ(StepLookChoice({0, 0, 0, 0, 0, 400}, s), 5);
+  EXPECT_EQ(StepLookChoice({0, 0, 0, 300, 200, 50}, s), 3);
+  EXPECT_EQ(StepLookChoice({0}, s), 0);  // no candidates
+}
+
+TEST(RunsTest, OnGridMovesRunsToNearestPointsAndMergesThem) {
+  const OutputGrid fine = OutputGrid::Default(0, 100);
+  const OutputGrid whole = OutputGrid::WithStep(0, 100, 1).value();
+  // 0.4, 0.6 and 1.0 meet at 1 (0.4 goes to 0); 37 stays; 99.9999 to 100.
+  const RunsStore runs = RunsStore::FromPairs(
+      {{4000, 2}, {6000, 3}, {10000, 1}, {370000, 5}, {999999, 4}});
+  const StatusOr<RunsStore> moved = RunsStore::OnGrid(runs.view(), fine, whole);
+  ASSERT_TRUE(moved.ok());
+  const Runs r = moved.value().view();
+  ASSERT_EQ(r.size, 4u);
+  EXPECT_EQ(r.point(0), 0);
+  EXPECT_EQ(r.count(0), 2u);
+  EXPECT_EQ(r.point(1), 1);
+  EXPECT_EQ(r.count(1), 4u);
+  EXPECT_EQ(r.point(2), 37);
+  EXPECT_EQ(r.point(3), 100);
+  EXPECT_EQ(r.total(), 15u);
+}
+
+std::vector<double> WholeNumbers(size_t n, uint64_t seed) {
+  SeededRandom rng(seed);
+  std::vector<double> data;
+  for (size_t i = 0; i < n; ++i) {
+    data.push_back(std::floor(20 + 50 * UniformDouble(rng)));
+  }
+  return data;
+}
+
+TEST(StepLookTest, TheDefaultReleasesWholeNumbersOnTheirStep) {
+  // Whole numbers in [20, 70), n = 1,000, epsilon 1, nine deciles: the
+  // step look finds step 1 in 199 of 200 seeds (the cells on it hold about
+  // 1,000 against the 12 x 40 needed; in the other, noise counted off the
+  // lattice gave the finer 0.1), and the release is AggTree's on the step
+  // grid: whole numbers. Continuous data never gets a step.
+  ReleaseRequest request;
+  request.lower = 0;
+  request.upper = 100;
+  request.epsilon = 1;
+  for (int i = 1; i <= 9; ++i) request.quantiles.push_back(i / 10.0);
+  int found = 0;
+  int continuous_found = 0;
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    request.seed = seed;
+    std::vector<double> out;
+    StatusOr<ReleaseReport> report =
+        testing::Release(WholeNumbers(1000, seed), request, &out);
+    ASSERT_TRUE(report.ok()) << report.status().message();
+    EXPECT_DOUBLE_EQ(report.value().step_look_spent.epsilon, kStepLookShare);
+    const double step = report.value().step_look_step;
+    // Never coarser than the data's own step.
+    EXPECT_TRUE(std::isnan(step) || step <= 1) << step;
+    if (step == 1) {
+      ++found;
+      EXPECT_EQ(report.value().method, "aggtree");
+      EXPECT_EQ(report.value().resolution, 1);
+      for (double v : out) EXPECT_EQ(v, std::round(v));
+    }
+    std::vector<double> continuous(1000);
+    SeededRandom rng(seed + 1000);
+    for (double& x : continuous) x = 20 + 50 * UniformDouble(rng);
+    report = testing::Release(continuous, request, &out);
+    ASSERT_TRUE(report.ok());
+    continuous_found += !std::isnan(report.value().step_look_step);
+    EXPECT_EQ(report.value().method, "aq");
+  }
+  EXPECT_GE(found, 199);
+  EXPECT_EQ(continuous_found, 0);
+}
+
+TEST(StepLookTest, AnAtomDoesNotMakeContinuousDataStepped) {
+  // 80% of the records at 0 (interior to [-100, 100]), the rest continuous
+  // in (0, 3): the atom adds kStepLookCap, not 800, so no step in 200 seeds
+  // (without the cap: step 10, rounding every other record to 0).
+  ReleaseRequest request;
+  request.lower = -100;
+  request.upper = 100;
+  request.epsilon = 1;
+  request.quantiles = {0.5, 0.9, 0.99};
+  int found = 0;
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    SeededRandom rng(seed);
+    std::vector<double> data(1000, 0.0);
+    for (size_t i = 800; i < data.size(); ++i) data[i] = 3 * UniformDouble(rng);
+    request.seed = seed;
+    std::vector<double> out;
+    StatusOr<ReleaseReport> report = testing::Release(data, request, &out);
+    ASSERT_TRUE(report.ok());
+    found += !std::isnan(report.value().step_look_step);
+  }
+  EXPECT_EQ(found, 0);
+}
+
+TEST(StepLookTest, OnlyTheDefaultWithoutAStepLooks) {
+  ReleaseRequest request;
+  request.lower = 0;
+  request.upper = 100;
+  request.epsilon = 1;
+  request.quantiles = {0.5};
+  const std::vector<double> data = WholeNumbers(500, 3);
+  std::vector<double> out;
+  for (const char* method : {"aq", "aggtree"}) {
+    request.method = method;
+    StatusOr<ReleaseReport> report = testing::Release(data, request, &out);
+    ASSERT_TRUE(report.ok());
+    EXPECT_EQ(report.value().step_look_share, 0) << method;
+  }
+  request.method = "auto";
+  request.options = {{"step", 1}};
+  StatusOr<ReleaseReport> report = testing::Release(data, request, &out);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report.value().step_look_share, 0);
+  request.options.clear();
+  request.buckets = 100;
+  report = testing::Release(data, request, &out);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report.value().step_look_share, 0);
+  // 'auto' is the default's name, not a method one lists.
+  const std::vector<std::string> methods = ReleaseMethods();
+  EXPECT_EQ(std::count(methods.begin(), methods.end(), "auto"), 0);
+}
+
+}  // namespace
+}  // namespace dpq

@@ -299,30 +299,23 @@ StatusOr<std::vector<double>> ReleaseFromLevels(
       kAggTreeTrimScales * (noise.value().kind == CountNoise::Kind::kLaplace
                                 ? parameter
                                 : std::sqrt(parameter));
-  // The trim (agg_tree.h), at the top level: a quantile that falls in a
-  // child before the first (after the last) that passes the trim's scales
-  // goes to the start (end) of that child. The counts and the targets stay
-  // as they were, so quantiles inside that span do not move. (Deeper, a
-  // node's own leading children often hold fewer records than that.)
-  const auto into_span = [&](size_t level, size_t first, size_t children,
-                             size_t* chosen, double* local) {
-    size_t span_first = first + children;
-    size_t span_last = first;
-    for (size_t j = first; j < first + children; ++j) {
-      if (count_at(level, j) >= trim) {
-        span_first = std::min(span_first, j);
-        span_last = j;
-      }
+  // The trim (agg_tree.h): the span of the root's children that pass the
+  // trim's scales (all of them when none does), the same for every
+  // quantile. (Read in the order the descent reads them, so a lazy draw of
+  // their noise draws as before.)
+  const size_t roots = exact[top].size();
+  size_t span_first = roots;
+  size_t span_last = 0;
+  for (size_t j = 0; j < roots; ++j) {
+    if (count_at(top, j) >= trim) {
+      span_first = std::min(span_first, j);
+      span_last = j;
     }
-    if (span_first > span_last) return;  // none passes
-    if (*chosen < span_first) {
-      *chosen = span_first;
-      *local = 0;
-    } else if (*chosen > span_last) {
-      *chosen = span_last;
-      *local = 1;
-    }
-  };
+  }
+  if (span_first > span_last) {
+    span_first = 0;
+    span_last = roots - 1;
+  }
   std::vector<double> out;
   out.reserve(quantiles.size());
   for (double q : quantiles) {
@@ -367,7 +360,15 @@ StatusOr<std::vector<double>> ReleaseFromLevels(
         }
         const double c = count_at(level, chosen);
         local = c > 0 ? (target - before) / c : 0;
-        if (level == top) into_span(level, first, children, &chosen, &local);
+      }
+      // A quantile beyond the span goes to its nearest end; the counts and
+      // targets stay as they were, so quantiles inside it do not move.
+      if (level == top && chosen < span_first) {
+        chosen = span_first;
+        local = 0;
+      } else if (level == top && chosen > span_last) {
+        chosen = span_last;
+        local = 1;
       }
       local = std::min(std::max(local, 0.0), 1.0);
       first = chosen * b;

@@ -509,9 +509,9 @@ RunsStore RunsStore::FromSortedPoints(const std::vector<double>& sorted) {
 StatusOr<RunsStore> RunsStore::OnGrid(const Runs& runs, const OutputGrid& from,
                                       const OutputGrid& to) {
   RunsStore store;
-  // At most one run a point of `to`: memory bounded by the public grid.
-  const size_t room = static_cast<size_t>(
-      std::min<uint64_t>(runs.size, static_cast<uint64_t>(to.steps()) + 1));
+  // At most one run a point of `to`: room for all of them, so what is
+  // asked of the allocator depends on the public grid alone.
+  const auto room = static_cast<size_t>(to.steps()) + 1;
   if (!store.Allocate(room)) {
     return Status(StatusCode::kTooLarge,
                   "no memory for the records' runs on the step's grid "

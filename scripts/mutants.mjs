@@ -390,7 +390,7 @@ const mutants = [
     file: 'core/aq.cc',
     from: '  StatusOr<CountNoise> noise = CountNoiseFor(split.share);',
     to: '  StatusOr<CountNoise> noise = CountNoiseFor(SplitBudget(budget, share * 1.1).share);',
-    tests: 'AqTest.FirstLook*:ContributionsTest.*',
+    tests: 'AqTest.FirstLook*:ContributionsTest.*:StepLookTest.*',
   },
   {
     // The quantiles after a first look run on the rest of the budget, not

@@ -299,22 +299,34 @@ StatusOr<std::vector<double>> ReleaseFromLevels(
       kAggTreeTrimScales * (noise.value().kind == CountNoise::Kind::kLaplace
                                 ? parameter
                                 : std::sqrt(parameter));
-  // The trim (agg_tree.h): the span of the root's children that pass the
-  // trim's scales (all of them when none does), the same for every
-  // quantile. (Read in the order the descent reads them, so a lazy draw of
-  // their noise draws as before.)
+  // The trim (agg_tree.h): the span grows out from the largest of the
+  // root's children, over neighbours that pass the trim's scales and, past
+  // a child that does not, only to children passing the gap's scales; the
+  // same for every quantile. (Read in the order the descent reads them, so
+  // a lazy draw of their noise draws as before.)
   const size_t roots = exact[top].size();
-  size_t span_first = roots;
-  size_t span_last = 0;
+  const double gap_trim = trim * (kAggTreeTrimGapScales / kAggTreeTrimScales);
+  std::vector<double> root_counts(roots);
+  size_t largest = 0;
   for (size_t j = 0; j < roots; ++j) {
-    if (count_at(top, j) >= trim) {
-      span_first = std::min(span_first, j);
-      span_last = j;
-    }
+    root_counts[j] = count_at(top, j);
+    if (root_counts[j] > root_counts[largest]) largest = j;
   }
-  if (span_first > span_last) {
-    span_first = 0;
-    span_last = roots - 1;
+  size_t span_first = 0;
+  size_t span_last = roots - 1;
+  if (root_counts[largest] >= trim) {
+    span_first = largest;
+    span_last = largest;
+    for (size_t j = largest; j-- > 0;) {
+      if (root_counts[j] >= (j + 1 == span_first ? trim : gap_trim)) {
+        span_first = j;
+      }
+    }
+    for (size_t j = largest + 1; j < roots; ++j) {
+      if (root_counts[j] >= (j == span_last + 1 ? trim : gap_trim)) {
+        span_last = j;
+      }
+    }
   }
   std::vector<double> out;
   out.reserve(quantiles.size());

@@ -9,13 +9,16 @@
 #include <string>
 #include <utility>
 
+#include "core/aq.h"
 #include "core/contributions.h"
+#include "core/methods.h"
 #include "core/pipeline.h"
 #include "core/plan.h"
 #include "core/prepare.h"
 #include "core/privacy.h"
 #include "core/random.h"
 #include "core/runs.h"
+#include "core/step_look.h"
 
 namespace dpq {
 namespace {
@@ -143,10 +146,6 @@ StatusOr<GroupPlan> PlanGroups(const GroupRequest& request,
   StatusOr<ReleaseRequest> resolved = Resolved(per_group);
   if (!resolved.ok()) return resolved.status();
   planned.per_group = resolved.value();
-  // Groups do not run the default's step look (step_look.h): each group
-  // would find its own step, grid and method. AQ on the default grid, as
-  // before it; a `step` gives every group the step's release.
-  if (planned.per_group.method == "auto") planned.per_group.method = "aq";
   StatusOr<ReleasePlan> plan = PlanRelease(planned.per_group, nullptr);
   if (!plan.ok()) return plan.status();
   planned.plan = plan.value();
@@ -299,6 +298,42 @@ Status PrepareKeyedRows(double* values, unsigned char* codes, size_t count,
   return Status::Ok();
 }
 
+// The default's step look for groups (step_look.h): one look over every
+// key's records, so every key releases on the same step (the column's) and
+// a small group gains from the others' records. The histogram is the sum
+// of the keys' (each key's counts capped a point as alone): a record is in
+// one key and moves one cell of its key's by at most 1, so the sum moves by
+// at most 1 a record, and a person (g keys, k rows in each) by at most g k
+// in L1 and in L2. Its noise is for a share s of one group's budget per
+// record. Pure: epsilon_r = epsilon / (g k) (after the selection's share),
+// so the look costs g k s epsilon_r = s epsilon. Under rho, rho_r = rho /
+// (g k^2): the noise is for s / g of it, and the look costs (g k)^2 (s /
+// g) rho_r = s rho. Each group then releases with its budget's rest, as
+// alone: the look and the groups compose in sequence to the whole budget.
+StatusOr<AqLookPlan> PlanGroupStepLook(const GroupPlan& planned) {
+  const PrivacyBudget& per_record = planned.plan.budget;
+  const auto g = static_cast<double>(std::max<int64_t>(planned.max_groups, 1));
+  const double share = per_record.kind == PrivacyBudget::Kind::kZcdp
+                           ? kStepLookShare / g
+                           : kStepLookShare;
+  return PlanAqLook(per_record, share);
+}
+
+StatusOr<int> GroupStepLook(const std::vector<Runs>& runs,
+                            const GroupPlan& planned, RandomSource& rng) {
+  StatusOr<AqLookPlan> look = PlanGroupStepLook(planned);
+  if (!look.ok()) return look.status();
+  const OutputGrid& grid = planned.plan.grid;
+  const int levels = StepLookLevels(grid);
+  std::vector<int64_t> sum(static_cast<size_t>(levels) + 1, 0);
+  for (const Runs& key : runs) {
+    const std::vector<int64_t> counts = StepLookCounts(key, grid, levels);
+    for (size_t c = 0; c < sum.size(); ++c) sum[c] += counts[c];
+  }
+  look.value().noise.AddTo(&sum, rng);
+  return StepLookChoice(sum, look.value().noise_scale);
+}
+
 // Select (private keys), run each released key's runs, report; the
 // session is charged once. The same for rows and counts.
 StatusOr<GroupedReport> RunGroups(const std::vector<Runs>& runs,
@@ -319,11 +354,17 @@ StatusOr<GroupedReport> RunGroups(const std::vector<Runs>& runs,
   ReleaseReport& report = grouped.release;
   grouped.look_low.assign(runs.size(), kNaN);
   grouped.look_high.assign(runs.size(), kNaN);
+  ReleasePlan plan = planned.plan;
+  if (std::string(plan.method->name) == "auto") {
+    StatusOr<int> level = GroupStepLook(runs, planned, rng);
+    if (!level.ok()) return level.status();
+    plan.step_level = level.value();
+  }
   bool first = true;
   for (size_t key = 0; key < runs.size(); ++key) {
     if (grouped.released[key] == 0) continue;
-    StatusOr<ReleaseReport> one = RunPrepared(
-        runs[key], planned.per_group, planned.plan, rng, out + key * planned.m);
+    StatusOr<ReleaseReport> one = RunPrepared(runs[key], planned.per_group,
+                                              plan, rng, out + key * planned.m);
     if (!one.ok()) return one.status();
     grouped.look_low[key] = one.value().look_low;
     grouped.look_high[key] = one.value().look_high;
@@ -345,6 +386,23 @@ StatusOr<GroupedReport> RunGroups(const std::vector<Runs>& runs,
   if (first) {
     // No key released: the report still says what was spent and how.
     report.method = planned.plan.method->name;
+    if (plan.step_level.has_value()) {
+      // What every key would have run: the step look's, then the default's
+      // choice on the step's grid (methods.cc, RunAuto).
+      report.step_look_share = kStepLookShare;
+      report.method = "aq";
+      if (*plan.step_level > 0) {
+        const double step = StepLookStep(plan.grid, *plan.step_level);
+        report.step_look_step = step;
+        const StatusOr<OutputGrid> grid = OutputGrid::WithStep(
+            planned.per_group.lower, planned.per_group.upper, step);
+        if (grid.ok() &&
+            AutoTreeOnStep(grid.value(), plan.quantiles.distinct.size(),
+                           plan.budget.kind == PrivacyBudget::Kind::kZcdp)) {
+          report.method = "aggtree";
+        }
+      }
+    }
     report.seeded = planned.per_group.seed.has_value();
     report.has_intervals = planned.plan.intervals.has_value();
   }
@@ -430,6 +488,14 @@ StatusOr<size_t> BoundPeopleAcrossGroups(double* values, unsigned char* codes,
     ++kept;
   }
   return kept;
+}
+
+StatusOr<CountNoise> GroupStepLookNoise(const GroupRequest& request) {
+  StatusOr<GroupPlan> planned = PlanGroups(request, nullptr);
+  if (!planned.ok()) return planned.status();
+  StatusOr<AqLookPlan> look = PlanGroupStepLook(planned.value());
+  if (!look.ok()) return look.status();
+  return look.value().noise;
 }
 
 StatusOr<GroupedReport> ReleaseByGroup(double* values, unsigned char* codes,

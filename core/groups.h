@@ -32,6 +32,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/discrete_noise.h"
 #include "core/partition_selection.h"
 #include "core/random.h"
 #include "core/request.h"
@@ -94,6 +95,12 @@ StatusOr<size_t> BoundPeopleAcrossGroups(double* values, unsigned char* codes,
                                          uint32_t keys, int64_t g, int64_t k,
                                          RandomSource& rng,
                                          std::vector<uint64_t>* people);
+
+// The noise the default's step look adds to each cell of its histogram
+// over every key's records (groups.cc: a person moves the histogram by at
+// most g k; the look costs kStepLookShare of the budget after the
+// selection's share). For the privacy tests.
+StatusOr<CountNoise> GroupStepLookNoise(const GroupRequest& request);
 
 // From rows: values[i] in the group of code codes[i]. `codes` is a buffer of
 // 8 bytes a row holding the codes as uint32 in its first 4 bytes a row; the

@@ -128,18 +128,23 @@ Status RunAggTree(const MethodInput& in, ReleaseReport* report,
                   std::vector<double>* values);
 
 // The default without a step (ResolveMethod "auto"): the step look
-// (step_look.h) at kStepLookShare of the budget; on a step found, the
-// release the step would give (AggTree or AQ by AutoPicksTree, on the
-// step's grid, the records moved to its nearest points) with the rest;
-// else AQ on this grid with the rest.
+// (step_look.h) at kStepLookShare of the budget (or its level, looked
+// before: in.step_level); on a step found, the release the step would give
+// (AggTree or AQ by AutoPicksTree, on the step's grid, the records moved to
+// its nearest points) with the rest; else AQ on this grid with the rest.
 Status RunAuto(const MethodInput& in, ReleaseReport* report,
                std::vector<double>* values) {
-  const int levels = StepLookLevels(in.grid);
   StatusOr<AqLookPlan> plan = PlanAqLook(in.budget, kStepLookShare);
   if (!plan.ok()) return plan.status();
-  std::vector<int64_t> counts = StepLookCounts(in.runs, in.grid, levels);
-  plan.value().noise.AddTo(&counts, in.rng);
-  const int level = StepLookChoice(counts, plan.value().noise_scale);
+  int level = 0;
+  if (in.step_level.has_value()) {
+    level = *in.step_level;
+  } else {
+    const int levels = StepLookLevels(in.grid);
+    std::vector<int64_t> counts = StepLookCounts(in.runs, in.grid, levels);
+    plan.value().noise.AddTo(&counts, in.rng);
+    level = StepLookChoice(counts, plan.value().noise_scale);
+  }
   report->step_look_share = kStepLookShare;
   report->step_look_spent = plan.value().share;
   const PrivacyBudget& rest = plan.value().rest;
@@ -158,10 +163,8 @@ Status RunAuto(const MethodInput& in, ReleaseReport* report,
   if (!runs.ok()) return runs.status();
   ReleaseRequest stepped = in.request;
   stepped.options.emplace_back("step", step);
-  const bool tree = grid.value().steps() + 1 <= kMaxTreeLeaves &&
-                    AutoPicksTree(static_cast<double>(grid.value().steps() + 1),
-                                  static_cast<double>(in.quantiles.size()),
-                                  rest.kind == PrivacyBudget::Kind::kZcdp);
+  const bool tree = AutoTreeOnStep(grid.value(), in.quantiles.size(),
+                                   rest.kind == PrivacyBudget::Kind::kZcdp);
   stepped.method = tree ? "aggtree" : "aq";
   report->method = stepped.method;
   const MethodInput on_step{
@@ -478,14 +481,27 @@ double HsJointExpBytes(const MethodInput& in) {
   return JointBytes(in, hs.value().sampling.steps(), false);
 }
 
+// The default's move to a found step's grid (RunsStore::OnGrid: 16 bytes a
+// point of the finest candidate's grid, a tenth of this grid's steps).
+double AutoBytes(const MethodInput& in) {
+  if (StepLookLevels(in.grid) == 0) return 0;
+  return 16.0 * (static_cast<double>(in.grid.steps()) / 10 + 1);
+}
+
 bool AutoPicksTree(double points, double m, bool rho) {
   return rho ? points <= 128 && m >= 40 : m >= std::max(5.0, points / 24);
+}
+
+bool AutoTreeOnStep(const OutputGrid& step_grid, size_t m, bool rho) {
+  return step_grid.steps() + 1 <= kMaxTreeLeaves &&
+         AutoPicksTree(static_cast<double>(step_grid.steps() + 1),
+                       static_cast<double>(m), rho);
 }
 
 const std::vector<MethodSpec>& Methods() {
   static const std::vector<MethodSpec> methods = {
       {"aq", {{"step", false}, {"look", false}}, RunAq},
-      {"auto", {}, RunAuto},
+      {"auto", {}, RunAuto, Neighbouring::kAddRemove, AutoBytes},
       {"jointexp",
        {{"step", false}, {"maxRecords", false}},
        RunJointExp,

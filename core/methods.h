@@ -47,6 +47,9 @@ struct MethodInput {
   const std::vector<double>& quantiles;  // distinct, ascending
   RandomSource& rng;
   MethodOptions options;
+  // The default's step look (step_look.h) when it was made before the
+  // method: a grouped release looks once over every key's records.
+  std::optional<int> step_level = std::nullopt;
 };
 
 // Fills `values` (one per distinct quantile) and the report's details.
@@ -72,6 +75,9 @@ struct MethodSpec {
 // quantiles (ResolveMethod, and the step look's release): AggTree where its
 // leaves are few enough for m, else AQ. Public parameters only.
 bool AutoPicksTree(double points, double m, bool rho);
+// After the default's step look found a step: AggTree (else AQ) on the
+// step's grid, for m distinct quantiles.
+bool AutoTreeOnStep(const OutputGrid& step_grid, size_t m, bool rho);
 
 const std::vector<MethodSpec>& Methods();
 // UNKNOWN_METHOD naming the ones there are.

@@ -62,6 +62,8 @@ struct ReleasePlan {
   int64_t max_contributions = 0;  // add-remove-user: k
   std::optional<IntervalPlan> intervals;
   SortedQuantiles quantiles;
+  // The default's step look, when made before the method (MethodInput).
+  std::optional<int> step_level;
 };
 
 // `request.method` is a method's name ("auto" resolved, ResolveMethod).

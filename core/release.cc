@@ -229,7 +229,8 @@ StatusOr<ReleaseReport> RunPrepared(const Runs& runs,
                           plan.budget,
                           plan.quantiles.distinct,
                           rng,
-                          MethodOptions(request)};
+                          MethodOptions(request),
+                          plan.step_level};
   Status status = plan.method->run(input, &report, &values);
   if (!status.ok()) return status;
   if (!rng.healthy()) return EntropyUnavailable();

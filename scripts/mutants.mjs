@@ -419,6 +419,25 @@ const mutants = [
     tests: 'ReleaseTest.*:StepLookTest.*',
   },
   {
+    // The groups' step look: its noise for 10% more than its share of a
+    // group's budget per record.
+    name: 'groups step look: histogram noise',
+    file: 'core/groups.cc',
+    from: '  return PlanAqLook(per_record, share);',
+    to: '  return PlanAqLook(per_record, share * 1.1);',
+    tests: 'GroupsTest.*',
+  },
+  {
+    // Under rho, a person in g keys moves the looked histogram by g k, so
+    // its noise is for share / g of rho per record; without the 1 / g the
+    // look costs g times its share.
+    name: 'groups step look: g keys under rho',
+    file: 'core/groups.cc',
+    from: '                           ? kStepLookShare / g',
+    to: '                           ? kStepLookShare + 0 * g',
+    tests: 'GroupsTest.*',
+  },
+  {
     // Private keys under rho: the selection's epsilon 10% above what its
     // share of rho allows (sqrt(2 rho_s)).
     name: 'private keys under rho: selection epsilon',

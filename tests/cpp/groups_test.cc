@@ -17,6 +17,7 @@
 #include "core/partition_selection.h"
 #include "core/random.h"
 #include "core/release.h"
+#include "core/step_look.h"
 
 namespace dpq {
 namespace {
@@ -257,8 +258,9 @@ const std::vector<size_t> kMixedSizes = {0,   1,    5,    63,   64, 65, 300,
 
 TEST(GroupsTest, EachSliceIsItsRowsRelease) {
   // Each key listed alone: its grouped release is the release of its rows,
-  // bit for bit (AQ's, on the default grid: groups do not look for a step),
-  // on the default grid, a step grid, buckets, and a grid past
+  // bit for bit (the default's on the default grid: the groups' step look
+  // over one key's records is its own), on a step grid, buckets, and a grid
+  // past
   // 32-bit keys (10^10 points: the bucket permutation's path).
   const Rows rows = MixedSizes(kMixedSizes, 11);
   for (int grid = 0; grid < 4; ++grid) {
@@ -276,12 +278,9 @@ TEST(GroupsTest, EachSliceIsItsRowsRelease) {
       std::vector<double> grouped;
       ASSERT_TRUE(Grouped(one, request, &grouped).ok()) << g;
       std::vector<double> single(3);
-      // Groups run AQ on the default grid: no step look (step_look.h).
-      ReleaseRequest alone = request.release;
-      if (grid == 0) alone.method = "aq";
-      ASSERT_TRUE(
-          ReleaseQuantiles(kept.data(), kept.size(), alone, single.data())
-              .ok());
+      ASSERT_TRUE(ReleaseQuantiles(kept.data(), kept.size(), request.release,
+                                   single.data())
+                      .ok());
       EXPECT_EQ(grouped, single) << "group " << g << " grid " << grid;
     }
   }
@@ -340,11 +339,14 @@ TEST(GroupsTest, BudgetAddsUpPerGroupAndPerPerson) {
         const StatusOr<GroupedReport> report = Grouped(rows, request, &out);
         ASSERT_TRUE(report.ok()) << report.status().message();
         const GroupedReport& r = report.value();
-        // One quantile: AQ's one level after its first look's histogram.
-        Decimal used = Decimal::Exact(r.release.mechanism_epsilon)
-                           .Plus(Decimal::Exact(r.release.look_spent.epsilon))
-                           .TimesInteger(static_cast<uint32_t>(std::max(g, 1)))
-                           .TimesInteger(g > 0 ? k : 1);
+        // One quantile: the step look's histogram, then AQ's one level
+        // after its first look's histogram.
+        Decimal used =
+            Decimal::Exact(r.release.mechanism_epsilon)
+                .Plus(Decimal::Exact(r.release.look_spent.epsilon))
+                .Plus(Decimal::Exact(r.release.step_look_spent.epsilon))
+                .TimesInteger(static_cast<uint32_t>(std::max(g, 1)))
+                .TimesInteger(g > 0 ? k : 1);
         if (private_keys) {
           used = used.Plus(Decimal::Exact(r.selection_spent.epsilon));
           EXPECT_EQ(r.selection.max_groups, std::max(g, 1));
@@ -536,6 +538,92 @@ TEST(GroupsTest, CountsBoundedPerPersonUpstreamDivideTheBudget) {
           .status()
           .code(),
       StatusCode::kInvalidOption);
+}
+
+TEST(GroupsTest, TheStepLookIsOneLookOverEveryKey) {
+  // 50 keys of 100 whole numbers each: alone, a key's 100 records are too
+  // few for its own look to find a step; the groups' one look over all
+  // 5,000 finds 1, and every key releases whole numbers on it.
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    SeededRandom data_rng(seed);
+    Rows rows;
+    for (uint32_t key = 0; key < 50; ++key) {
+      for (int i = 0; i < 100; ++i) {
+        rows.values.push_back(
+            std::floor(20 + key + 30 * UniformDouble(data_rng)));
+        rows.codes.push_back(key);
+      }
+    }
+    GroupRequest request = BasicGroups(50);
+    request.release.seed = seed;
+    std::vector<double> out;
+    const StatusOr<GroupedReport> grouped = Grouped(rows, request, &out);
+    ASSERT_TRUE(grouped.ok()) << grouped.status().message();
+    EXPECT_EQ(grouped.value().release.step_look_step, 1) << seed;
+    EXPECT_EQ(grouped.value().release.step_look_share, kStepLookShare);
+    for (const double v : out) EXPECT_EQ(v, std::floor(v)) << seed;
+  }
+  // Values off every lattice: no step, AQ on the default grid.
+  const Rows continuous = MakeRows(50, 100, 4);
+  std::vector<double> out;
+  const StatusOr<GroupedReport> grouped =
+      Grouped(continuous, BasicGroups(50), &out);
+  ASSERT_TRUE(grouped.ok());
+  EXPECT_TRUE(std::isnan(grouped.value().release.step_look_step));
+  EXPECT_EQ(grouped.value().release.method, "aq");
+}
+
+TEST(GroupsTest, TheStepLookCostsItsShareOfTheWholeBudget) {
+  // The default's step look over every key's records (groups.cc): a person
+  // (g keys, k rows in each; a row without people) moves its histogram by
+  // c = g k at most, all in one cell at worst. Exactly, over every noisy
+  // count near it, the probability ratio of the look's noise shifted by c
+  // stays within kStepLookShare of the whole epsilon and reaches it; under
+  // rho, a shift of c costs c^2 / (2 variance), kStepLookShare of rho.
+  const std::vector<uint32_t> users = {0};  // read only by the release
+  for (const int g : {0, 1, 3}) {
+    const int k = 2;
+    const double c = g > 0 ? g * k : 1;
+    for (const double epsilon : {0.3, 1.0, 2.7}) {
+      GroupRequest request = BasicGroups(4);
+      request.release.epsilon = epsilon;
+      if (g > 0) {
+        request.release.users = users.data();
+        request.release.max_contributions = k;
+        request.max_groups = g;
+      }
+      const StatusOr<CountNoise> noise = GroupStepLookNoise(request);
+      ASSERT_TRUE(noise.ok()) << noise.status().message();
+      ASSERT_EQ(noise.value().kind, CountNoise::Kind::kLaplace);
+      const double share = kStepLookShare * epsilon;
+      double worst = 0;
+      for (int64_t y = -60; y <= 60; ++y) {
+        const double ratio =
+            std::fabs(std::log(noise.value().Pmf(y)) -
+                      std::log(noise.value().Pmf(y - static_cast<int64_t>(c))));
+        EXPECT_LE(ratio, share * (1 + 1e-12))
+            << "g " << g << " eps " << epsilon;
+        worst = std::max(worst, ratio / share);
+      }
+      EXPECT_GT(worst, 0.999) << "g " << g << " eps " << epsilon;
+    }
+    for (const double rho : {0.02, 0.5}) {
+      GroupRequest request = BasicGroups(4);
+      request.release.epsilon.reset();
+      request.release.rho = rho;
+      if (g > 0) {
+        request.release.users = users.data();
+        request.release.max_contributions = k;
+        request.max_groups = g;
+      }
+      const StatusOr<CountNoise> noise = GroupStepLookNoise(request);
+      ASSERT_TRUE(noise.ok()) << noise.status().message();
+      ASSERT_EQ(noise.value().kind, CountNoise::Kind::kGaussian);
+      const double cost = c * c / (2 * noise.value().parameter.Value());
+      EXPECT_LE(cost, kStepLookShare * rho * (1 + 1e-12)) << "g " << g;
+      EXPECT_GT(cost, 0.999 * kStepLookShare * rho) << "g " << g;
+    }
+  }
 }
 
 TEST(GroupsTest, PrivateKeysUnderRhoAreApproximateZcdp) {

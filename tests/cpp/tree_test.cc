@@ -542,7 +542,8 @@ TEST(AggTreeTest, TheTrimKeepsSmallQuantilesOffTheEmptyStretch) {
   // 1, p1 and p99 (1,000 records: 10 ranks each), 200 seeds. The root's
   // children beside the data hold noise only; read as counts, some reach
   // 10 and a tail quantile lands in them, 20 or more units from the data.
-  // Trimmed (kAggTreeTrimScales): 6 of 200 (without the trim: 37).
+  // Trimmed: 0 of 200 (without the trim: 37; a span over every child past
+  // kAggTreeTrimScales, however far from the data: 6).
   int far = 0;
   for (uint64_t seed = 1; seed <= 200; ++seed) {
     SeededRandom data_rng(seed);
@@ -564,7 +565,39 @@ TEST(AggTreeTest, TheTrimKeepsSmallQuantilesOffTheEmptyStretch) {
             .ok());
     far += out[0] < 0 || out[1] > 89;
   }
-  EXPECT_LE(far, 10);
+  EXPECT_LE(far, 2);
+}
+
+TEST(AggTreeTest, TheTrimKeepsASecondModeBeyondAGap) {
+  // 900 whole numbers from 20 to 39 and 100 from 80 to 84, in [-100, 100]
+  // with step 1 (the root's 15 children are 15 units wide; 50 to 79 is
+  // empty). The second mode is past children below kAggTreeTrimScales, and
+  // its 100 records pass kAggTreeTrimGapScales, so p95 and p99 stay in
+  // its child.
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    SeededRandom data_rng(seed);
+    std::vector<double> values;
+    for (int i = 0; i < 1000; ++i) {
+      const double u = UniformDouble(data_rng);
+      values.push_back(i < 900 ? std::floor(20 + 20 * u)
+                               : std::floor(80 + 5 * u));
+    }
+    ReleaseRequest request;
+    request.lower = -100;
+    request.upper = 100;
+    request.epsilon = 1;
+    request.method = "aggtree";
+    request.options = {{"step", 1}};
+    request.quantiles = {0.5, 0.95, 0.99};
+    request.seed = seed;
+    std::vector<double> out(3);
+    ASSERT_TRUE(
+        ReleaseQuantiles(values.data(), values.size(), request, out.data())
+            .ok());
+    EXPECT_GE(out[1], 79) << "seed " << seed;
+    EXPECT_GE(out[2], 79) << "seed " << seed;
+    EXPECT_LE(out[2], 94) << "seed " << seed;  // the mode's child
+  }
 }
 
 }  // namespace

@@ -87,11 +87,11 @@ describe('releaseByGroup', () => {
       const floats = dpq.releaseByGroup(values, Float64Array.from(codes), options);
       expect(typed.groups).toEqual(plain.groups);
       expect(floats.groups).toEqual(plain.groups);
-      // A group listed alone is its own rows' release (AQ's: groups do not
-      // look for a step first, docs/algorithms/step-look.md).
+      // A group listed alone is its own rows' release (the default's: the
+      // groups' one step look over one group's rows is its own).
       const own = values.filter((_, i) => codes[i] === keys[1]);
       const alone = dpq.releaseByGroup(values, codes, { ...options, keys: [keys[1]] }).groups[0];
-      expect(alone.values).toEqual(dpq.release(own, { ...base, upper: 100, seed: 21, method: 'aq' }).values);
+      expect(alone.values).toEqual(dpq.release(own, { ...base, upper: 100, seed: 21 }).values);
     }
   });
 
@@ -193,8 +193,10 @@ describe('releaseByGroup', () => {
     expect(release.neighbouring).toBe('add-remove-user');
     expect(release.maxGroups).toBe(2);
     expect(release.maxContributions).toBe(5);
-    // epsilon / (g k) each: 1 / 10, of which the first look takes 5%.
-    expect(release.mechanismEpsilon).toBeCloseTo(0.1 * 0.95, 12);
+    // epsilon / (g k) each: 1 / 10, of which the default's step look takes
+    // 2.5% (once over every group), then AQ's first look 5% of the rest.
+    expect(release.stepLook?.share).toBe(0.025);
+    expect(release.mechanismEpsilon).toBeCloseTo(0.1 * 0.975 * 0.95, 12);
     expect(session.spent).toEqual({ epsilon: 1 });
     expect(session.releases).toBe(1);
     expect(code(() => dpq.releaseByGroup(values, stores, { ...base, keys: ['store-0'], maxGroups: 2 }))).toBe('INVALID_OPTION');

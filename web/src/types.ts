@@ -118,7 +118,8 @@ export interface PerPersonOptions {
  * reports it as `stepLook`. The release's `method` says which ran. Measured
  * in docs/experiments: a tree over few grid points counts atoms exactly and
  * its error does not grow with m; AQ is far better for few quantiles, on
- * fine grids and under zCDP. Grouped releases do not look for a step.
+ * fine grids and under zCDP. A grouped release looks once over every
+ * group's values, and every group releases on the step that look found.
  */
 export interface AutoOptions extends BaseQuantilesOptions {
   /** Only `method: 'appindexp'` takes `delta` (with `epsilon`). */

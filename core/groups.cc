@@ -355,9 +355,16 @@ StatusOr<GroupedReport> RunGroups(const std::vector<Runs>& runs,
   grouped.look_low.assign(runs.size(), kNaN);
   grouped.look_high.assign(runs.size(), kNaN);
   ReleasePlan plan = planned.plan;
+  PrivacyBudget step_look_spent;
   if (std::string(plan.method->name) == "auto") {
     StatusOr<int> level = GroupStepLook(runs, planned, rng);
     if (!level.ok()) return level.status();
+    // Each group pays kStepLookShare of its budget per record (under rho
+    // the noise took a g-th of that: GroupStepLook) and runs on the rest.
+    StatusOr<AqLookPlan> paid = PlanAqLook(plan.budget, kStepLookShare);
+    if (!paid.ok()) return paid.status();
+    step_look_spent = paid.value().share;
+    plan.budget = paid.value().rest;
     plan.step_level = level.value();
   }
   bool first = true;
@@ -397,7 +404,7 @@ StatusOr<GroupedReport> RunGroups(const std::vector<Runs>& runs,
         const StatusOr<OutputGrid> grid = OutputGrid::WithStep(
             planned.per_group.lower, planned.per_group.upper, step);
         if (grid.ok() &&
-            AutoTreeOnStep(grid.value(), plan.quantiles.distinct.size(),
+            AutoTreeOnStep(grid.value(), plan.quantiles.distinct,
                            plan.budget.kind == PrivacyBudget::Kind::kZcdp)) {
           report.method = "aggtree";
         }
@@ -407,6 +414,7 @@ StatusOr<GroupedReport> RunGroups(const std::vector<Runs>& runs,
     report.has_intervals = planned.plan.intervals.has_value();
   }
   if (!rng.healthy()) return EntropyUnavailable();
+  if (plan.step_level.has_value()) report.step_look_spent = step_look_spent;
   report.spent = planned.spend;
   report.neighbouring = NeighbouringName(planned.plan.neighbouring);
   report.max_contributions = planned.plan.max_contributions;

@@ -128,26 +128,28 @@ Status RunAggTree(const MethodInput& in, ReleaseReport* report,
                   std::vector<double>* values);
 
 // The default without a step (ResolveMethod "auto"): the step look
-// (step_look.h) at kStepLookShare of the budget (or its level, looked
-// before: in.step_level); on a step found, the release the step would give
-// (AggTree or AQ by AutoPicksTree, on the step's grid, the records moved to
-// its nearest points) with the rest; else AQ on this grid with the rest.
+// (step_look.h) at kStepLookShare of the budget; on a step found, the
+// release the step would give (AggTree or AQ by AutoPicksTree, on the
+// step's grid, the records moved to its nearest points) with the rest; else
+// AQ on this grid with the rest. With in.step_level the look was made
+// before, out of the budget, and in.budget is its rest (groups.cc).
 Status RunAuto(const MethodInput& in, ReleaseReport* report,
                std::vector<double>* values) {
-  StatusOr<AqLookPlan> plan = PlanAqLook(in.budget, kStepLookShare);
-  if (!plan.ok()) return plan.status();
   int level = 0;
+  PrivacyBudget rest = in.budget;
   if (in.step_level.has_value()) {
     level = *in.step_level;
   } else {
+    StatusOr<AqLookPlan> plan = PlanAqLook(in.budget, kStepLookShare);
+    if (!plan.ok()) return plan.status();
     const int levels = StepLookLevels(in.grid);
     std::vector<int64_t> counts = StepLookCounts(in.runs, in.grid, levels);
     plan.value().noise.AddTo(&counts, in.rng);
     level = StepLookChoice(counts, plan.value().noise_scale);
+    report->step_look_spent = plan.value().share;
+    rest = plan.value().rest;
   }
   report->step_look_share = kStepLookShare;
-  report->step_look_spent = plan.value().share;
-  const PrivacyBudget& rest = plan.value().rest;
   if (level == 0) {
     report->method = "aq";
     return RunAq(
@@ -163,7 +165,7 @@ Status RunAuto(const MethodInput& in, ReleaseReport* report,
   if (!runs.ok()) return runs.status();
   ReleaseRequest stepped = in.request;
   stepped.options.emplace_back("step", step);
-  const bool tree = AutoTreeOnStep(grid.value(), in.quantiles.size(),
+  const bool tree = AutoTreeOnStep(grid.value(), in.quantiles,
                                    rest.kind == PrivacyBudget::Kind::kZcdp);
   stepped.method = tree ? "aggtree" : "aq";
   report->method = stepped.method;
@@ -488,14 +490,23 @@ double AutoBytes(const MethodInput& in) {
   return 16.0 * (static_cast<double>(in.grid.steps()) / 10 + 1);
 }
 
-bool AutoPicksTree(double points, double m, bool rho) {
-  return rho ? points <= 128 && m >= 40 : m >= std::max(5.0, points / 24);
+bool AutoPicksTree(double points, const std::vector<double>& distinct,
+                   bool rho) {
+  const auto m = static_cast<double>(distinct.size());
+  if (rho) return points <= 128 && m >= 40;
+  if (m >= std::max(5.0, points / 24)) return true;
+  if (points > kAutoSmallGrid) return false;
+  const bool outer =
+      std::all_of(distinct.begin(), distinct.end(),
+                  [](double q) { return q <= 0.05 || q >= 0.95; });
+  return m >= 4 || (m >= 2 && outer);
 }
 
-bool AutoTreeOnStep(const OutputGrid& step_grid, size_t m, bool rho) {
+bool AutoTreeOnStep(const OutputGrid& step_grid,
+                    const std::vector<double>& distinct, bool rho) {
   return step_grid.steps() + 1 <= kMaxTreeLeaves &&
-         AutoPicksTree(static_cast<double>(step_grid.steps() + 1),
-                       static_cast<double>(m), rho);
+         AutoPicksTree(static_cast<double>(step_grid.steps() + 1), distinct,
+                       rho);
 }
 
 const std::vector<MethodSpec>& Methods() {

@@ -71,13 +71,26 @@ struct MethodSpec {
   double (*working_bytes)(const MethodInput&) = nullptr;
 };
 
-// The default's rule on a step grid of `points` points for m distinct
+// The default's rule on a step grid of `points` points for the distinct
 // quantiles (ResolveMethod, and the step look's release): AggTree where its
-// leaves are few enough for m, else AQ. Public parameters only.
-bool AutoPicksTree(double points, double m, bool rho);
+// leaves are few enough for m of them, else AQ. Under epsilon: m >=
+// max(5, points / 24); on at most kAutoSmallGrid points also m >= 4, or
+// m >= 2 all in the outer 5% ([p1, p99], [p95, p99]). Under rho: points
+// <= 128 and m >= 40. Public parameters only.
+bool AutoPicksTree(double points, const std::vector<double>& distinct,
+                   bool rho);
 // After the default's step look found a step: AggTree (else AQ) on the
-// step's grid, for m distinct quantiles.
-bool AutoTreeOnStep(const OutputGrid& step_grid, size_t m, bool rho);
+// step's grid.
+bool AutoTreeOnStep(const OutputGrid& step_grid,
+                    const std::vector<double>& distinct, bool rho);
+// A coarse grid, on which AggTree's trimmed tree of one or two levels beat
+// AQ for 4 or more quantiles, and for 2 or more in the outer 5%. Measured
+// natively (n = 1,000, epsilon = 1, 400 releases; rank error AQ -> AggTree):
+// [p50, p90, p95, p99] Adult hours in [-100, 100] 4.2 -> 2.0, IMDB in
+// [0, 10] 1.7 -> 1.0; [p1, p99] Adult hours 11.5 -> 4.2 (far values 12% ->
+// 1%), IMDB 5.1 -> 1.9 (5% -> 0.2%); for [p25, p75] or [p25, p50, p75]
+// AQ stays better (IMDB 0.43 against 0.50). Not privacy-relevant.
+constexpr double kAutoSmallGrid = 256;
 
 const std::vector<MethodSpec>& Methods();
 // UNKNOWN_METHOD naming the ones there are.

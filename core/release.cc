@@ -98,10 +98,10 @@ StatusOr<std::string> ResolveMethod(const ReleaseRequest& request) {
   }
   std::vector<double> distinct = request.quantiles;
   std::sort(distinct.begin(), distinct.end());
-  const auto m = static_cast<double>(
-      std::unique(distinct.begin(), distinct.end()) - distinct.begin());
-  return std::string(
-      AutoPicksTree(points, m, request.rho.has_value()) ? "aggtree" : "aq");
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  return std::string(AutoPicksTree(points, distinct, request.rho.has_value())
+                         ? "aggtree"
+                         : "aq");
 }
 
 StatusOr<ReleaseRequest> Resolved(const ReleaseRequest& request) {

@@ -26,7 +26,8 @@ std::vector<std::string> ReleaseMethods();
 // bounds, the budget's kind and the number of distinct quantiles m), never
 // from the data. AggTree on the grid when a `step` grid, or the grid of
 // `buckets` (the counts path's too), has P <= 2^21 points and
-// m >= max(5, P / 24) with epsilon, or P <= 128 and m >= 40 with rho; AQ
+// m >= max(5, P / 24) with epsilon (on P <= 256 also m >= 4, or m >= 2 all
+// in the outer 5%: AutoPicksTree), or P <= 128 and m >= 40 with rho; AQ
 // otherwise. Measured (docs/experiments, ten columns with a step): a
 // tree over few grid points counts atoms exactly and its error does not grow
 // with m, while AQ's grows with its log2 m levels; AQ is far better for few

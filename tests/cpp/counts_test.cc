@@ -182,14 +182,14 @@ TEST(CountsTest, AggTreeAndTheDefaultReleaseBucketEdgesFromCounts) {
   }
   EXPECT_GE(exact, 95);
   // The default picks AggTree on the buckets' grid for many quantiles
-  // (m >= max(5, 101 / 24) under epsilon), and AQ for few, as on rows with
-  // the same buckets: same method, same values.
+  // (m >= 4 on at most kAutoSmallGrid points, under epsilon), and AQ for
+  // few, as on rows with the same buckets: same method, same values.
   std::vector<double> values;
   for (size_t i = 0; i < counts.size(); ++i) {
     values.insert(values.end(), static_cast<size_t>(counts[i]),
                   static_cast<double>(i) + 0.5);
   }
-  for (const size_t m : {size_t{1}, size_t{4}, size_t{5}, size_t{20}}) {
+  for (const size_t m : {size_t{1}, size_t{3}, size_t{4}, size_t{20}}) {
     ReleaseRequest chosen = CountsRequest(0, 100, {});
     for (size_t i = 1; i <= m; ++i) {
       chosen.quantiles.push_back(static_cast<double>(i) /
@@ -200,7 +200,7 @@ TEST(CountsTest, AggTreeAndTheDefaultReleaseBucketEdgesFromCounts) {
     const StatusOr<ReleaseReport> report = ReleaseFromCounts(
         counts.data(), counts.size(), chosen, from_counts.data());
     ASSERT_TRUE(report.ok()) << report.status().message();
-    EXPECT_EQ(report.value().method, m >= 5 ? "aggtree" : "aq") << m;
+    EXPECT_EQ(report.value().method, m >= 4 ? "aggtree" : "aq") << m;
     ReleaseRequest raw = chosen;
     raw.buckets = 100;
     std::vector<double> copy = values;

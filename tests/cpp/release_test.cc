@@ -537,8 +537,21 @@ TEST(StepTest, TheDefaultPicksATreeOnlyForCoarseGridsAndManyQuantiles) {
   // No step: the step look (step_look.h), which picks by the same rule on
   // the step it finds.
   EXPECT_EQ(pick(std::nullopt, 120), "auto");
-  EXPECT_EQ(pick(1, 4), "aq");  // 101 points: m >= 5
-  EXPECT_EQ(pick(1, 5), "aggtree");
+  // Up to kAutoSmallGrid points: m >= 4, or m >= 2 all in the outer 5%.
+  EXPECT_EQ(pick(1, 3), "aq");  // 101 points
+  EXPECT_EQ(pick(1, 4), "aggtree");
+  EXPECT_EQ(pick(100.0 / 255, 4), "aggtree");  // 256 points
+  EXPECT_EQ(pick(100.0 / 256, 4), "aq");       // 257 points: m >= 10.7
+  EXPECT_EQ(pick(100.0 / 256, 11), "aggtree");
+  request.options = {{"step", 1}};
+  request.quantiles = {0.01, 0.99};
+  EXPECT_EQ(ResolveMethod(request).value(), "aggtree");
+  request.quantiles = {0.95, 0.99};
+  EXPECT_EQ(ResolveMethod(request).value(), "aggtree");
+  request.quantiles = {0.05, 0.9};
+  EXPECT_EQ(ResolveMethod(request).value(), "aq");
+  request.quantiles = {0.01};
+  EXPECT_EQ(ResolveMethod(request).value(), "aq");
   EXPECT_EQ(pick(0.2, 20), "aq");  // 501 points: m >= 20.9
   EXPECT_EQ(pick(0.2, 21), "aggtree");
   EXPECT_EQ(pick(1e-4, 120), "aq");  // 10^6 + 1 points: m >= 41,667
@@ -552,7 +565,7 @@ TEST(StepTest, TheDefaultPicksATreeOnlyForCoarseGridsAndManyQuantiles) {
   // Repeated quantiles count once.
   request.quantiles = std::vector<double>(20, 0.5);
   EXPECT_EQ(ResolveMethod(request).value(), "aq");
-  // zCDP: points <= 128 and m >= 40.
+  // zCDP: points <= 128 and m >= 40 (the small grid's rule is for epsilon).
   request.epsilon.reset();
   request.rho = 0.5;
   EXPECT_EQ(pick(1, 39), "aq");

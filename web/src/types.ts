@@ -109,7 +109,8 @@ export interface PerPersonOptions {
  * The default (`method` left out, or `'auto'`): picks `'aq'` or `'aggtree'`.
  * With a `step` (or `buckets`, counts too) from public parameters only:
  * AggTree on the grid when it has P <= 2^21 points and there are
- * m >= max(5, P / 24) distinct quantiles with `epsilon` (P <= 128 and
+ * m >= max(5, P / 24) distinct quantiles with `epsilon` (for P <= 256 also
+ * m >= 4, or m >= 2 all in the outer 5% such as [0.01, 0.99]; P <= 128 and
  * m >= 40 with `rho`); AQ otherwise. Without a step it first spends 2.5% of
  * the budget on a private guess at the data's step (the step look,
  * docs/algorithms/step-look.md: a noisy count of the values on 0.001, 0.01,

@@ -414,9 +414,18 @@ const mutants = [
     // The release after the step look on all of the budget, not the rest.
     name: 'step look: the release on the rest',
     file: 'core/methods.cc',
-    from: '  const PrivacyBudget& rest = plan.value().rest;',
-    to: '  const PrivacyBudget& rest = in.budget;',
+    from: '    rest = plan.value().rest;',
+    to: '    rest = in.budget;',
     tests: 'ReleaseTest.*:StepLookTest.*',
+  },
+  {
+    // Groups: every group's release after the shared step look on all of
+    // its budget, not the rest.
+    name: 'groups step look: the groups on the rest',
+    file: 'core/groups.cc',
+    from: '    plan.budget = paid.value().rest;',
+    to: '    plan.budget = planned.plan.budget;',
+    tests: 'GroupsTest.*',
   },
   {
     // The groups' step look: its noise for 10% more than its share of a

@@ -331,6 +331,10 @@ describe('dp-quantiles CLI', () => {
     const [low, high] = byRegion.groups[0].firstLook.found;
     expect(low).toBeLessThanOrEqual(30);
     expect(high).toBeGreaterThanOrEqual(40);
+    // Without --step the default looks for the step once over every group's
+    // rows (the amounts are tenths).
+    const looked = JSON.parse(run([...args.slice(0, -2), '--group-by', 'region', '--keys', 'south,north']).stdout);
+    expect(looked.stepLook).toEqual({ share: 0.025, step: 0.1 });
     const chosen = JSON.parse(run([...args, '--group-by', 'region', '--delta', '1e-6']).stdout);
     expect(chosen.keys).toBe('private');
     expect(chosen.groups.map((g: { key: string }) => g.key)).toEqual(['east', 'north', 'south']);

@@ -388,6 +388,17 @@ function showSession(session: ReleaseResult['session']): void {
 
 // A release by group: the summary, a table of (group, quantile) rows, and
 // the small multiples (one row a group on one shared axis).
+// What the default's step look spent and found (public), for a summary.
+function stepLookText(result: ReleaseResult, where: string): string {
+  if (result.stepLook === undefined) return '';
+  return (
+    ` It first looked ${where}for the values' step with ${result.stepLook.share * 100}% of that: ` +
+    (result.stepLook.step === null
+      ? 'none found, so the finest grid.'
+      : `found ${format(result.stepLook.step)}, so values are multiples of it.`)
+  );
+}
+
 function showGroups(result: ReleaseResult, asked: ReleaseSettings): void {
   const groups = result.groups ?? [];
   const privacy = budgetText(result.privacy);
@@ -396,7 +407,8 @@ function showGroups(result: ReleaseResult, asked: ReleaseSettings): void {
     `${groups.length} group${groups.length === 1 ? '' : 's'} of ${asked.groupBy} in ${result.milliseconds.toFixed(1)} ms, ` +
     `spending ${privacy} once for all of them (each group holds different rows)` +
     (result.keys === 'private' ? '; the groups shown were chosen by a noisy count of their rows.' : '.') +
-    (result.maxContributions === undefined ? '' : ` Each person counted in one group, with at most ${result.maxContributions} value${result.maxContributions === 1 ? '' : 's'}.`);
+    (result.maxContributions === undefined ? '' : ` Each person counted in one group, with at most ${result.maxContributions} value${result.maxContributions === 1 ? '' : 's'}.`) +
+    stepLookText(result, 'over every group ');
   showSession(result.session);
   $('summary-owner').hidden = true;
   markStale(undefined);
@@ -509,12 +521,7 @@ function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
     (result.maxContributions === undefined
       ? ').'
       : `: each person kept at most ${result.maxContributions} value${result.maxContributions === 1 ? '' : 's'}).`) +
-    (result.stepLook === undefined
-      ? ''
-      : ` It first looked for the values' step with ${result.stepLook.share * 100}% of that: ` +
-        (result.stepLook.step === null
-          ? 'none found, so the finest grid.'
-          : `found ${format(result.stepLook.step)}, so values are multiples of it.`)) +
+    stepLookText(result, '') +
     (result.firstLook === undefined
       ? ''
       : ` Its first look, ${Math.round(result.firstLook.share * 100)}% of that, ` +

@@ -427,6 +427,7 @@ async function groupedRelease(settings: ReleaseSettings, groupBy: string): Promi
       privacy: made.privacy as ReleaseResult['privacy'],
       neighbouring: made.neighbouring,
       ...(made.maxContributions === undefined ? {} : { maxContributions: made.maxContributions }),
+      ...(made.stepLook === undefined ? {} : { stepLook: made.stepLook }),
       ...(made.intervals === undefined
         ? {}
         : {

@@ -807,6 +807,7 @@ function groupedEntry(
     ...(release.selection === undefined ? {} : { selection: release.selection }),
     ...(release.maxGroups === undefined ? {} : { maxGroups: release.maxGroups }),
     ...(release.maxContributions === undefined ? {} : { maxContributions: release.maxContributions }),
+    ...(release.stepLook === undefined ? {} : { stepLook: release.stepLook }),
     ...(release.firstLook === undefined ? {} : { firstLook: release.firstLook }),
     groups: release.groups.map((group) => {
       const sorted = truth === undefined ? undefined : Float64Array.from(byGroup.get(String(group.key)) ?? []).sort();

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -563,6 +564,29 @@ TEST(GroupsTest, TheStepLookIsOneLookOverEveryKey) {
     EXPECT_EQ(grouped.value().release.step_look_share, kStepLookShare);
     for (const double v : out) EXPECT_EQ(v, std::floor(v)) << seed;
   }
+  // Private keys, none selected (200 keys of 10 rows, below the
+  // selection's threshold): the report still says what the look found and
+  // what every key would have run (AggTree: nine deciles on 101 points).
+  Rows small;
+  for (uint32_t key = 0; key < 200; ++key) {
+    for (int i = 0; i < 10; ++i) {
+      small.values.push_back(20 + (key + 7 * i) % 50);
+      small.codes.push_back(key);
+    }
+  }
+  GroupRequest hidden = BasicGroups(200);
+  hidden.private_keys = true;
+  hidden.delta = 1e-6;
+  hidden.release.quantiles.clear();
+  for (int i = 1; i <= 9; ++i) hidden.release.quantiles.push_back(i / 10.0);
+  std::vector<double> none;
+  const StatusOr<GroupedReport> unseen = Grouped(small, hidden, &none);
+  ASSERT_TRUE(unseen.ok()) << unseen.status().message();
+  EXPECT_EQ(std::count(unseen.value().released.begin(),
+                       unseen.value().released.end(), 1),
+            0);
+  EXPECT_EQ(unseen.value().release.step_look_step, 1);
+  EXPECT_EQ(unseen.value().release.method, "aggtree");
   // Values off every lattice: no step, AQ on the default grid.
   const Rows continuous = MakeRows(50, 100, 4);
   std::vector<double> out;
@@ -584,15 +608,21 @@ TEST(GroupsTest, TheStepLookCostsItsShareOfTheWholeBudget) {
   for (const int g : {0, 1, 3}) {
     const int k = 2;
     const double c = g > 0 ? g * k : 1;
-    for (const double epsilon : {0.3, 1.0, 2.7}) {
+    // The look's noise for a budget, per person when g > 0.
+    const auto noise_for = [&](std::optional<double> epsilon,
+                               std::optional<double> rho) {
       GroupRequest request = BasicGroups(4);
       request.release.epsilon = epsilon;
+      request.release.rho = rho;
       if (g > 0) {
         request.release.users = users.data();
         request.release.max_contributions = k;
         request.max_groups = g;
       }
-      const StatusOr<CountNoise> noise = GroupStepLookNoise(request);
+      return GroupStepLookNoise(request);
+    };
+    for (const double epsilon : {0.3, 1.0, 2.7}) {
+      const StatusOr<CountNoise> noise = noise_for(epsilon, std::nullopt);
       ASSERT_TRUE(noise.ok()) << noise.status().message();
       ASSERT_EQ(noise.value().kind, CountNoise::Kind::kLaplace);
       const double share = kStepLookShare * epsilon;
@@ -608,15 +638,7 @@ TEST(GroupsTest, TheStepLookCostsItsShareOfTheWholeBudget) {
       EXPECT_GT(worst, 0.999) << "g " << g << " eps " << epsilon;
     }
     for (const double rho : {0.02, 0.5}) {
-      GroupRequest request = BasicGroups(4);
-      request.release.epsilon.reset();
-      request.release.rho = rho;
-      if (g > 0) {
-        request.release.users = users.data();
-        request.release.max_contributions = k;
-        request.max_groups = g;
-      }
-      const StatusOr<CountNoise> noise = GroupStepLookNoise(request);
+      const StatusOr<CountNoise> noise = noise_for(std::nullopt, rho);
       ASSERT_TRUE(noise.ok()) << noise.status().message();
       ASSERT_EQ(noise.value().kind, CountNoise::Kind::kGaussian);
       const double cost = c * c / (2 * noise.value().parameter.Value());

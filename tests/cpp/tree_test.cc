@@ -537,6 +537,24 @@ TEST(TreeCdfTest, RejectsBadCells) {
 namespace dpq {
 namespace {
 
+// AggTree on step 1 in [-100, 100] at epsilon 1: the trim's setting.
+std::vector<double> WideStepTree(std::vector<double> values,
+                                 const std::vector<double>& quantiles,
+                                 uint64_t seed) {
+  ReleaseRequest request;
+  request.lower = -100;
+  request.upper = 100;
+  request.epsilon = 1;
+  request.method = "aggtree";
+  request.options = {{"step", 1}};
+  request.quantiles = quantiles;
+  request.seed = seed;
+  std::vector<double> out(quantiles.size());
+  EXPECT_TRUE(
+      ReleaseQuantiles(values.data(), values.size(), request, out.data()).ok());
+  return out;
+}
+
 TEST(AggTreeTest, TheTrimKeepsSmallQuantilesOffTheEmptyStretch) {
   // Whole numbers 20 to 69 in bounds [-100, 100] on the step grid, epsilon
   // 1, p1 and p99 (1,000 records: 10 ranks each), 200 seeds. The root's
@@ -551,18 +569,7 @@ TEST(AggTreeTest, TheTrimKeepsSmallQuantilesOffTheEmptyStretch) {
     for (int i = 0; i < 1000; ++i) {
       values.push_back(std::floor(20 + 50 * UniformDouble(data_rng)));
     }
-    ReleaseRequest request;
-    request.lower = -100;
-    request.upper = 100;
-    request.epsilon = 1;
-    request.method = "aggtree";
-    request.options = {{"step", 1}};
-    request.quantiles = {0.01, 0.99};
-    request.seed = seed;
-    std::vector<double> out(2);
-    ASSERT_TRUE(
-        ReleaseQuantiles(values.data(), values.size(), request, out.data())
-            .ok());
+    const std::vector<double> out = WideStepTree(values, {0.01, 0.99}, seed);
     far += out[0] < 0 || out[1] > 89;
   }
   EXPECT_LE(far, 2);
@@ -582,18 +589,8 @@ TEST(AggTreeTest, TheTrimKeepsASecondModeBeyondAGap) {
       values.push_back(i < 900 ? std::floor(20 + 20 * u)
                                : std::floor(80 + 5 * u));
     }
-    ReleaseRequest request;
-    request.lower = -100;
-    request.upper = 100;
-    request.epsilon = 1;
-    request.method = "aggtree";
-    request.options = {{"step", 1}};
-    request.quantiles = {0.5, 0.95, 0.99};
-    request.seed = seed;
-    std::vector<double> out(3);
-    ASSERT_TRUE(
-        ReleaseQuantiles(values.data(), values.size(), request, out.data())
-            .ok());
+    const std::vector<double> out =
+        WideStepTree(values, {0.5, 0.95, 0.99}, seed);
     EXPECT_GE(out[1], 79) << "seed " << seed;
     EXPECT_GE(out[2], 79) << "seed " << seed;
     EXPECT_LE(out[2], 94) << "seed " << seed;  // the mode's child

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <utility>
 
@@ -425,6 +426,29 @@ AqLook AqLookFromCounts(const std::vector<int64_t>& noisy, double noise_scale,
   }
   look.found = true;
   look.weights = BinnedWeights(points, weights.data(), bins);
+  {
+    std::array<int64_t, kMostBins> counted{};
+    int64_t total = 0;
+    for (int b = 0; b < bins; ++b) {
+      const int64_t count = noisy[static_cast<size_t>(b)];
+      if (edge(b) < edge(b + 1) &&
+          static_cast<double>(count) >= kAqLookCountedScales * noise_scale) {
+        counted[static_cast<size_t>(b)] = count;
+        total += count;
+        if (static_cast<double>(count) < kAqLookFoundScales * noise_scale) {
+          look.faint += count;
+        }
+      }
+    }
+    look.counted = total;
+    std::sort(counted.begin(), counted.begin() + bins, std::greater<>());
+    int64_t held = 0;
+    while (total > 0 && look.spread < bins &&
+           static_cast<double>(held) <
+               kAqLookSpreadMass * static_cast<double>(total)) {
+      held += counted[static_cast<size_t>(look.spread++)];
+    }
+  }
   if (look.first_found >= 0) {
     std::array<uint64_t, kMostBins> factor{};
     for (int b = 0; b < bins; ++b) {

@@ -111,12 +111,28 @@ struct AqLook {
   // beside a public bound (PointMeasure::WithFactor), 2^kAqLookShellBits
   // inside the span, one bit less a bin beyond it (at least 1).
   BinnedWeights shell_factor;
+  // The fewest bins that hold kAqLookSpreadMass of the counted mass (the
+  // bins whose noisy count passed kAqLookCountedScales scales), 0 when none
+  // passed: how widely the records spread over the bounds, which the
+  // default reads to pick its method (methods.h, AutoSpreadPicksTree).
+  int spread = 0;
+  // The counted mass, and the part of it in bins that did not pass
+  // kAqLookFoundScales: records the look saw but could not place the found
+  // span's ends by.
+  int64_t counted = 0;
+  int64_t faint = 0;
 };
 // A bin is found when its noisy count is at least this many noise scales
 // (standard deviations): an empty bin's discrete Laplace noise gets there
 // about once in 300, so a stray bin seldom stretches the span. Public; not
 // privacy-relevant (any function of the noisy counts is post-processing).
 constexpr double kAqLookFoundScales = 5;
+// The spread (AqLook::spread): bins past kAqLookCountedScales noise scales
+// (an empty bin's noise passes 2 about once in 15, and then holds little of
+// the mass) and the fewest of them that hold kAqLookSpreadMass of the
+// counted mass. Public; not privacy-relevant (post-processing).
+constexpr double kAqLookCountedScales = 2;
+constexpr double kAqLookSpreadMass = 0.9;
 // With some bin found, every bin's weight gains this many bits, and a bin
 // d bins outside the found span loses kAqLookDecayBits d of them (no fewer
 // than 0 left): an empty bin next to the data weighs half of what it did,

@@ -77,10 +77,49 @@ std::vector<int64_t> SampleAq(const MethodInput& in,
       kSplitSubPoints, look);
 }
 
-Status RunAq(const MethodInput& in, ReleaseReport* report,
-             std::vector<double>* values) {
+// AQ's first look (aq.h) at `share` of in.budget, into *look, the report,
+// and *rest (the budget left for the quantiles). Share 0: no look.
+Status TakeAqLook(const MethodInput& in, double share, ReleaseReport* report,
+                  AqLook* look, PrivacyBudget* rest) {
+  *rest = in.budget;
+  if (share <= 0) return Status::Ok();
+  // A noisy histogram at `share` of the budget, composed in sequence with
+  // the release; only base measures (and the default's choice) read it.
+  StatusOr<AqLookPlan> plan = PlanAqLook(in.budget, share);
+  if (!plan.ok()) return plan.status();
+  *rest = plan.value().rest;
+  const int64_t points = in.grid.steps() + 1;
+  std::vector<int64_t> counts = AqLookCounts(in.runs, points, kAqLookBins);
+  plan.value().noise.AddTo(&counts, in.rng);
+  *look = AqLookFromCounts(counts, plan.value().noise_scale, points);
+  report->look_share = share;
+  report->look_spent = plan.value().share;
+  // `found`: the span of bins whose noisy count passed kAqLookFoundScales
+  // noise scales (aq.h), a summary of the histogram for the reader, and
+  // what the weights decay from.
+  if (look->first_found >= 0) {
+    // The last bin ends at the upper bound (point `steps`).
+    const auto value_at_edge = [&](int b) {
+      return in.grid.ValueAt(std::min(look->weights.Edge(b), in.grid.steps()));
+    };
+    report->look_low = value_at_edge(look->first_found);
+    report->look_high = value_at_edge(look->last_found + 1);
+  }
+  return Status::Ok();
+}
+
+// AQ on in.quantiles with `budget` and the look's measures.
+void ReleaseAqWith(const MethodInput& in, const PrivacyBudget& budget,
+                   const AqLook& look, ReleaseReport* report,
+                   std::vector<double>* values) {
   report->resolution = in.grid.resolution();
   report->levels = ApproximateQuantilesLevels(in.quantiles.size());
+  PointsToValues(
+      SampleAq(in, in.quantiles, budget, look, &report->mechanism_epsilon),
+      in.grid, values);
+}
+
+StatusOr<double> AqLookShare(const MethodInput& in) {
   const std::optional<double> share = in.options.Number("look");
   if (share.has_value() && !(*share >= 0 && *share <= kMaxAqLookShare)) {
     return Status(StatusCode::kInvalidOption,
@@ -88,39 +127,18 @@ Status RunAq(const MethodInput& in, ReleaseReport* report,
                   "to " +
                       FormatNumber(kMaxAqLookShare));
   }
-  const double look_share = share.value_or(DefaultAqLookShare(in.quantiles));
+  return share.value_or(DefaultAqLookShare(in.quantiles));
+}
+
+Status RunAq(const MethodInput& in, ReleaseReport* report,
+             std::vector<double>* values) {
+  const StatusOr<double> share = AqLookShare(in);
+  if (!share.ok()) return share.status();
   AqLook look;
-  PrivacyBudget budget = in.budget;
-  if (look_share > 0) {
-    // The first look (aq.h): a noisy histogram at look_share of the budget,
-    // composed in sequence with the release; only base measures read it.
-    StatusOr<AqLookPlan> plan = PlanAqLook(in.budget, look_share);
-    if (!plan.ok()) return plan.status();
-    budget = plan.value().rest;
-    const int64_t points = in.grid.steps() + 1;
-    std::vector<int64_t> counts = AqLookCounts(in.runs, points, kAqLookBins);
-    plan.value().noise.AddTo(&counts, in.rng);
-    const double scale = plan.value().noise_scale;
-    look = AqLookFromCounts(counts, scale, points);
-    report->look_share = look_share;
-    report->look_spent = plan.value().share;
-    // `found`: the span of bins whose noisy count passed kAqLookFoundScales
-    // noise scales (aq.h), a summary of the histogram for the reader, and
-    // what the weights decay from.
-    const int first = look.first_found;
-    const int last = look.last_found;
-    if (first >= 0) {
-      // The last bin ends at the upper bound (point `steps`).
-      const auto value_at_edge = [&](int b) {
-        return in.grid.ValueAt(std::min(look.weights.Edge(b), in.grid.steps()));
-      };
-      report->look_low = value_at_edge(first);
-      report->look_high = value_at_edge(last + 1);
-    }
-  }
-  PointsToValues(
-      SampleAq(in, in.quantiles, budget, look, &report->mechanism_epsilon),
-      in.grid, values);
+  PrivacyBudget rest;
+  Status status = TakeAqLook(in, share.value(), report, &look, &rest);
+  if (!status.ok()) return status;
+  ReleaseAqWith(in, rest, look, report, values);
   return Status::Ok();
 }
 
@@ -131,11 +149,14 @@ Status RunAggTree(const MethodInput& in, ReleaseReport* report,
 // (step_look.h) at kStepLookShare of the budget; on a step found, the
 // release the step would give (AggTree or AQ by AutoPicksTree, on the
 // step's grid, the records moved to its nearest points) with the rest; else
-// AQ on this grid with the rest. With in.step_level the look was made
-// before, out of the budget, and in.budget is its rest (groups.cc).
+// AQ's first look and then AQ on this grid, or AggTree's small tree where
+// that look shows spread records (AutoSpreadPicksTree), with what is left.
+// With in.step_level the look was made before, out of the budget, and
+// in.budget is its rest (groups.cc).
 Status RunAuto(const MethodInput& in, ReleaseReport* report,
                std::vector<double>* values) {
   int level = 0;
+  bool continuous = false;  // the step look saw values off every lattice
   PrivacyBudget rest = in.budget;
   if (in.step_level.has_value()) {
     level = *in.step_level;
@@ -146,15 +167,46 @@ Status RunAuto(const MethodInput& in, ReleaseReport* report,
     std::vector<int64_t> counts = StepLookCounts(in.runs, in.grid, levels);
     plan.value().noise.AddTo(&counts, in.rng);
     level = StepLookChoice(counts, plan.value().noise_scale);
+    continuous = StepLookSawContinuous(counts, plan.value().noise_scale);
     report->step_look_spent = plan.value().share;
     rest = plan.value().rest;
   }
   report->step_look_share = kStepLookShare;
   if (level == 0) {
-    report->method = "aq";
-    return RunAq(
-        {in.runs, in.grid, in.request, rest, in.quantiles, in.rng, in.options},
-        report, values);
+    // AQ's first look, then AQ with it; or, where the step look saw values
+    // off every lattice and the first look shows them spread over the
+    // bounds, and the request reaches the tails or is long, AggTree's small
+    // tree on this grid (AutoSpreadPicksTree). A grouped release (step look
+    // made before) keeps AQ: one method for every key.
+    const MethodInput plain{in.runs,      in.grid, in.request, rest,
+                            in.quantiles, in.rng,  in.options};
+    AqLook look;
+    PrivacyBudget after_look;
+    Status status = TakeAqLook(plain, DefaultAqLookShare(in.quantiles), report,
+                               &look, &after_look);
+    if (!status.ok()) return status;
+    if (!continuous ||
+        !AutoSpreadPicksTree(look, in.quantiles,
+                             rest.kind == PrivacyBudget::Kind::kZcdp)) {
+      report->method = "aq";
+      ReleaseAqWith(plain, after_look, look, report, values);
+      return Status::Ok();
+    }
+    report->method = "aggtree";
+    ReleaseRequest spread = in.request;
+    spread.options.emplace_back("branching", kAutoSpreadTree.branching);
+    spread.options.emplace_back("height", kAutoSpreadTree.height);
+    Status released = RunAggTree({in.runs, in.grid, spread, after_look,
+                                  in.quantiles, in.rng, MethodOptions(spread)},
+                                 report, values);
+    if (!released.ok()) return released;
+    // The tree interpolates inside its leaves; the default releases on its
+    // grid, as AQ would (post-processing; monotone, so the order stays).
+    for (double& value : *values) {
+      value = in.grid.ValueAt(in.grid.PointOf(value));
+    }
+    report->resolution = in.grid.resolution();
+    return Status::Ok();
   }
   const double step = StepLookStep(in.grid, level);
   report->step_look_step = step;
@@ -375,6 +427,16 @@ Status RunHsJointExp(const MethodInput& in, ReleaseReport* report,
   return Status::Ok();
 }
 
+// The tree's levels, and under epsilon what each level's counts ran with
+// (AggTreeLevelBudget): what a reader (and the budget tests) add up.
+void ReportTreeLevels(const AggTreeShape& shape, const PrivacyBudget& budget,
+                      ReleaseReport* report) {
+  report->levels = shape.height;
+  if (budget.kind == PrivacyBudget::Kind::kPure) {
+    report->mechanism_epsilon = AggTreeLevelBudget(shape, budget).epsilon;
+  }
+}
+
 Status RunAggTree(const MethodInput& in, ReleaseReport* report,
                   std::vector<double>* values) {
   AggTreeShape shape;
@@ -410,12 +472,14 @@ Status RunAggTree(const MethodInput& in, ReleaseReport* report,
         shape.aggregate);
     if (!fitted.ok()) return fitted.status();
     report->resolution = in.grid.resolution();
+    ReportTreeLevels(fitted.value(), in.budget, report);
     return MoveInto(ReleaseAggTree(in.runs, in.grid, lower, upper, in.quantiles,
                                    fitted.value(), in.budget, in.rng, &in.grid),
                     values);
   }
   Status status = ValidateAggTreeShape(shape);
   if (!status.ok()) return status;
+  ReportTreeLevels(shape, in.budget, report);
   return MoveInto(ReleaseAggTree(in.runs, in.grid, lower, upper, in.quantiles,
                                  shape, in.budget, in.rng),
                   values);
@@ -500,6 +564,19 @@ bool AutoPicksTree(double points, const std::vector<double>& distinct,
       std::all_of(distinct.begin(), distinct.end(),
                   [](double q) { return q <= 0.05 || q >= 0.95; });
   return m >= 4 || (m >= 2 && outer);
+}
+
+bool AutoSpreadPicksTree(const AqLook& look,
+                         const std::vector<double>& distinct, bool rho) {
+  if (rho || look.spread < kAutoSpreadBins || distinct.size() < 2) {
+    return false;
+  }
+  if (distinct.size() >= kAutoSpreadManyQuantiles) return true;
+  return static_cast<double>(look.faint) >=
+             kAutoSpreadFaintShare * static_cast<double>(look.counted) &&
+         std::any_of(distinct.begin(), distinct.end(), [](double q) {
+           return q <= kAutoSpreadTail || q >= 1 - kAutoSpreadTail;
+         });
 }
 
 bool AutoTreeOnStep(const OutputGrid& step_grid,

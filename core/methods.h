@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "core/agg_tree.h"
+#include "core/aq.h"
 #include "core/prepare.h"
 #include "core/privacy.h"
 #include "core/random.h"
@@ -91,6 +93,34 @@ bool AutoTreeOnStep(const OutputGrid& step_grid,
 // 1%), IMDB 5.1 -> 1.9 (5% -> 0.2%); for [p25, p75] or [p25, p50, p75]
 // AQ stays better (IMDB 0.43 against 0.50). Not privacy-relevant.
 constexpr double kAutoSmallGrid = 256;
+
+// Without a step found, on values the step look saw off every lattice
+// (StepLookSawContinuous), after AQ's first look (spread: AqLook::spread, the
+// fewest of its 16 bins that hold 90% of the counted records): AggTree
+// where the records spread over at least kAutoSpreadBins bins and there are
+// 2 or more quantiles, one within kAutoSpreadTail of 0 or 1 or at least
+// kAutoSpreadManyQuantiles of them; else AQ. AQ's nodes deep in a long
+// request have little budget, and beyond widely spread records (a quarter
+// of the range or more) an empty stretch to the bound that the look could not
+// weigh down: the extremes landed there. Measured natively (n = 1,000,
+// epsilon = 1, 400 releases; share with a value 10% of the range off, rank
+// error; AQ -> now): 120 quantiles in [-100, 100] of
+// N(0, 25) 30.5% / 15.0 -> 0% / 5.5 and Uniform(-70, 70) 8.0% / 14.0 -> 0% /
+// 5.1; [p1, p5, p95, p99] of Uniform(-30, 30) 4.0% / 10.9 -> 0% / 9.7
+// (docs/algorithms/step-look.md). A tail request keeps AQ when the look
+// placed the values' ends (less than kAutoSpreadFaintShare of the counted
+// mass faint): at n = 10,000 AQ's tails were better in rank.
+// Public; not privacy-relevant (a function of the look's noisy counts and
+// the quantiles).
+constexpr int kAutoSpreadBins = 5;
+constexpr double kAutoSpreadTail = 0.02;
+constexpr size_t kAutoSpreadManyQuantiles = 40;
+constexpr double kAutoSpreadFaintShare = 0.05;
+// The tree the default takes on spread records: 256 equal leaves (16 x 16),
+// so two levels of noise and 273 nodes. Public.
+constexpr AggTreeShape kAutoSpreadTree{16, 2, true};
+bool AutoSpreadPicksTree(const AqLook& look,
+                         const std::vector<double>& distinct, bool rho);
 
 const std::vector<MethodSpec>& Methods();
 // UNKNOWN_METHOD naming the ones there are.

@@ -97,12 +97,15 @@ struct ReleaseReport {
   // and the private upper bound on the record count it gave (ε-DP output).
   PrivacyBudget interval_count_spent;
   double interval_count_bound = 0;
-  int levels = 0;  // AQ: recursion levels
+  // AQ: recursion levels; AggTree: the tree's levels below the root (each
+  // level's counts take an equal share of the budget).
+  int levels = 0;
   // AQ's first look (aq.h): its share of the method's budget (0: none), the
   // budget its histogram ran with (with mechanism_epsilon's, what the
-  // method spent), and the span of the bins whose noisy count reached three
-  // noise scales, from the lowest one's lower edge to the highest one's
-  // upper edge (NaN when none did). Public: outputs of a private release.
+  // method spent), and the span of the bins whose noisy count reached
+  // kAqLookFoundScales noise scales, from the lowest one's lower edge to the
+  // highest one's upper edge (NaN when none did). Public: outputs of a private
+  // release.
   double look_share = 0;
   PrivacyBudget look_spent;  // per record: the histogram's noise budget
   double look_low = std::numeric_limits<double>::quiet_NaN();
@@ -118,7 +121,8 @@ struct ReleaseReport {
   // knows the seed, so the release is NOT private, whatever `spent` says.
   bool seeded = false;
   // Epsilon of each exponential mechanism run; AQ under epsilon: the root's,
-  // the smallest (nodes over shallower subtrees get more, aq.h).
+  // the smallest (nodes over shallower subtrees get more, aq.h). AggTree
+  // under epsilon: each level's counts' (0 under rho).
   double mechanism_epsilon = 0;
   // The joint methods: the most records the mechanism read, from public
   // parameters only (joint_exp.h, JointRecordCap; lowered by the option

@@ -114,14 +114,26 @@ std::vector<int64_t> StepLookCounts(const Runs& runs, const OutputGrid& grid,
   return counts;
 }
 
-int StepLookChoice(const std::vector<int64_t>& noisy, double scale) {
+namespace {
+
+// The cells that count (kStepLookFoundScales), the others 0; and their sum.
+std::vector<double> CountedCells(const std::vector<int64_t>& noisy,
+                                 double scale, double* total) {
   std::vector<double> counted(noisy.size(), 0);
-  double total = 0;
+  *total = 0;
   for (size_t c = 0; c < noisy.size(); ++c) {
     const auto value = static_cast<double>(noisy[c]);
     if (value >= kStepLookFoundScales * scale) counted[c] = value;
-    total += counted[c];
+    *total += counted[c];
   }
+  return counted;
+}
+
+}  // namespace
+
+int StepLookChoice(const std::vector<int64_t>& noisy, double scale) {
+  double total = 0;
+  const std::vector<double> counted = CountedCells(noisy, scale, &total);
   double on = 0;  // the counted cells of classes >= j (on j's lattice)
   for (size_t j = noisy.size(); j-- > 1;) {
     on += counted[j];
@@ -131,6 +143,12 @@ int StepLookChoice(const std::vector<int64_t>& noisy, double scale) {
     }
   }
   return 0;
+}
+
+bool StepLookSawContinuous(const std::vector<int64_t>& noisy, double scale) {
+  double total = 0;
+  const std::vector<double> counted = CountedCells(noisy, scale, &total);
+  return total > 0 && counted[0] >= kStepLookContinuousShare * total;
 }
 
 double StepLookLogProbability(const Runs& runs, const OutputGrid& grid,

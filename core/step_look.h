@@ -83,6 +83,14 @@ std::vector<int64_t> StepLookCounts(const Runs& runs, const OutputGrid& grid,
 // classes >= j pass kStepLookOnScales scales with those below j at most
 // kStepLookOffShare of all counted; 0 for none.
 int StepLookChoice(const std::vector<int64_t>& noisy, double scale);
+// Whether the noisy histogram says most values lie off every candidate
+// lattice: class 0 holds at least kStepLookContinuousShare of the counted
+// mass. Whole numbers or a large atom whose step the look missed (a few
+// releases in a hundred on Adult hours) do not: the default then keeps AQ,
+// which releases an atom as itself, where a tree would interpolate inside
+// a leaf (methods.cc, RunAuto). Post-processing of the noisy histogram.
+bool StepLookSawContinuous(const std::vector<int64_t>& noisy, double scale);
+constexpr double kStepLookContinuousShare = 0.5;
 // log P(the noisy histogram is `noisy` | runs), exactly (the noise's pmf
 // per cell), for the privacy tests.
 double StepLookLogProbability(const Runs& runs, const OutputGrid& grid,

@@ -397,9 +397,18 @@ const mutants = [
     // on all of it.
     name: 'first look: the quantiles on the rest',
     file: 'core/methods.cc',
-    from: '    budget = plan.value().rest;',
-    to: '    budget = in.budget;',
+    from: '  *rest = plan.value().rest;',
+    to: '  *rest = in.budget;',
     tests: 'ReleaseTest.*:ContributionsTest.*:GroupsTest.*',
+  },
+  {
+    // The default's small tree on spread values runs on what the step look
+    // and AQ's first look left, not on what the step look alone left.
+    name: 'spread tree: the tree on what the looks left',
+    file: 'core/methods.cc',
+    from: '    Status released = RunAggTree({in.runs, in.grid, spread, after_look,',
+    to: '    Status released = RunAggTree({in.runs, in.grid, spread, rest,',
+    tests: 'SpreadTest.*',
   },
   {
     // The default's step look: a record counted in a second cell (the

@@ -115,8 +115,11 @@ export interface PerPersonOptions {
  * the budget on a private guess at the data's step (the step look,
  * docs/algorithms/step-look.md: a noisy count of the values on 0.001, 0.01,
  * 0.1, 1, 10, ... within the bounds), then releases as that step would with
- * the rest, or with AQ on the default grid when it found none; the release
- * reports it as `stepLook`. The release's `method` says which ran. Measured
+ * the rest, or with AQ on the default grid when it found none (AggTree with
+ * 16 x 16 leaves instead, under `epsilon`, where the values are continuous
+ * and AQ's first look shows them spread over a quarter of the range or more and there are 40 or more
+ * quantiles, or one in the outer 2% whose place the look could not pin
+ * down); the release reports it as `stepLook`. The release's `method` says which ran. Measured
  * in docs/experiments: a tree over few grid points counts atoms exactly and
  * its error does not grow with m; AQ is far better for few quantiles, on
  * fine grids and under zCDP. A grouped release looks once over every
@@ -475,12 +478,16 @@ export interface QuantilesRelease {
    * `values[i]`. `privacy` is the part of the release's budget they spent.
    */
   intervals?: ConfidenceIntervals;
-  /** AQ: recursion levels the budget was split over (0 otherwise). */
+  /**
+   * The levels the budget was split over: AQ's recursion levels, AggTree's
+   * levels of counts below the root (0 otherwise).
+   */
   levels: number;
   /**
-   * Epsilon each exponential mechanism ran with (0 for the tree methods).
-   * AQ under `epsilon`: its root's, the smallest (nodes over subtrees a level
-   * short of the rest get more; docs/algorithms/aq.md).
+   * Epsilon each exponential mechanism ran with (0 for `tree-cdf`). AQ under
+   * `epsilon`: its root's, the smallest (nodes over subtrees a level short
+   * of the rest get more; docs/algorithms/aq.md). AggTree under `epsilon`:
+   * each level's counts' (0 under `rho`).
    */
   mechanismEpsilon: number;
   /**

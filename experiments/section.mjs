@@ -75,6 +75,18 @@ export function datasets(only, log = () => {}) {
   return only === undefined ? list : list.filter((d) => only.includes(d.name));
 }
 
+// Synthetic columns spread over much of their bounds ([-100, 100]), for the
+// tails section: the issue's scope is data spanning 5-70% of the range, and
+// the columns above sit near its low end or have a step.
+export function spreadDatasets(only) {
+  const random = generator(2);
+  const list = [
+    { name: 'uniform_wide', label: 'Uniform(-70, 70)', values: Float64Array.from({ length: 10000 }, () => -70 + 140 * random()) },
+    { name: 'gaussian_wide', label: 'N(0, 25)', values: Float64Array.from({ length: 10000 }, () => 25 * normal(random)) },
+  ];
+  return only === undefined ? list : list.filter((d) => only.includes(d.name));
+}
+
 // Partial Fisher-Yates: `count` values sampled without replacement (all of
 // them, shuffled, when there are fewer).
 function sample(values, count, random) {

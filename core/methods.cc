@@ -142,6 +142,16 @@ Status RunAq(const MethodInput& in, ReleaseReport* report,
   return Status::Ok();
 }
 
+// The tree's levels, and under epsilon what each level's counts ran with
+// (AggTreeLevelBudget): what a reader (and the budget tests) add up.
+void ReportTreeLevels(const AggTreeShape& shape, const PrivacyBudget& budget,
+                      ReleaseReport* report) {
+  report->levels = shape.height;
+  if (budget.kind == PrivacyBudget::Kind::kPure) {
+    report->mechanism_epsilon = AggTreeLevelBudget(shape, budget).epsilon;
+  }
+}
+
 Status RunAggTree(const MethodInput& in, ReleaseReport* report,
                   std::vector<double>* values);
 
@@ -193,17 +203,18 @@ Status RunAuto(const MethodInput& in, ReleaseReport* report,
       return Status::Ok();
     }
     report->method = "aggtree";
-    ReleaseRequest spread = in.request;
-    spread.options.emplace_back("branching", kAutoSpreadTree.branching);
-    spread.options.emplace_back("height", kAutoSpreadTree.height);
-    Status released = RunAggTree({in.runs, in.grid, spread, after_look,
-                                  in.quantiles, in.rng, MethodOptions(spread)},
-                                 report, values);
-    if (!released.ok()) return released;
+    // What the two looks left: the tree runs on it, and reports it.
+    const PrivacyBudget& tree_budget = after_look;
+    ReportTreeLevels(kAutoSpreadTree, tree_budget, report);
+    StatusOr<std::vector<double>> released =
+        ReleaseAggTree(in.runs, in.grid, in.request.lower, in.request.upper,
+                       in.quantiles, kAutoSpreadTree, tree_budget, in.rng);
+    if (!released.ok()) return released.status();
     // The tree interpolates inside its leaves; the default releases on its
     // grid, as AQ would (post-processing; monotone, so the order stays).
-    for (double& value : *values) {
-      value = in.grid.ValueAt(in.grid.PointOf(value));
+    values->clear();
+    for (double value : released.value()) {
+      values->push_back(in.grid.ValueAt(in.grid.PointOf(value)));
     }
     report->resolution = in.grid.resolution();
     return Status::Ok();
@@ -425,16 +436,6 @@ Status RunHsJointExp(const MethodInput& in, ReleaseReport* report,
   for (double& value : *values) value = in.grid.ValueAt(in.grid.PointOf(value));
   report->resolution = in.grid.resolution();
   return Status::Ok();
-}
-
-// The tree's levels, and under epsilon what each level's counts ran with
-// (AggTreeLevelBudget): what a reader (and the budget tests) add up.
-void ReportTreeLevels(const AggTreeShape& shape, const PrivacyBudget& budget,
-                      ReleaseReport* report) {
-  report->levels = shape.height;
-  if (budget.kind == PrivacyBudget::Kind::kPure) {
-    report->mechanism_epsilon = AggTreeLevelBudget(shape, budget).epsilon;
-  }
 }
 
 Status RunAggTree(const MethodInput& in, ReleaseReport* report,

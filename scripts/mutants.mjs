@@ -406,8 +406,8 @@ const mutants = [
     // and AQ's first look left, not on what the step look alone left.
     name: 'spread tree: the tree on what the looks left',
     file: 'core/methods.cc',
-    from: '    Status released = RunAggTree({in.runs, in.grid, spread, after_look,',
-    to: '    Status released = RunAggTree({in.runs, in.grid, spread, rest,',
+    from: '    const PrivacyBudget& tree_budget = after_look;',
+    to: '    const PrivacyBudget& tree_budget = rest;',
     tests: 'SpreadTest.*',
   },
   {

@@ -117,9 +117,10 @@ export interface PerPersonOptions {
  * 0.1, 1, 10, ... within the bounds), then releases as that step would with
  * the rest, or with AQ on the default grid when it found none (AggTree with
  * 16 x 16 leaves instead, under `epsilon`, where the values are continuous
- * and AQ's first look shows them spread over a quarter of the range or more and there are 40 or more
- * quantiles, or one in the outer 2% whose place the look could not pin
- * down); the release reports it as `stepLook`. The release's `method` says which ran. Measured
+ * and AQ's first look shows them spread over a quarter of the range or
+ * more, and there are 40 or more quantiles, or one in the outer 2% whose
+ * place the look could not pin down); the release reports it as
+ * `stepLook`. The release's `method` says which ran. Measured
  * in docs/experiments: a tree over few grid points counts atoms exactly and
  * its error does not grow with m; AQ is far better for few quantiles, on
  * fine grids and under zCDP. A grouped release looks once over every

@@ -103,28 +103,25 @@ StatusOr<AggTreeShape> AggTreeShapeForPoints(int64_t points, int64_t branching,
 
 namespace {
 
-// Level counts from (value, weight) pairs handed to `add` by `each`.
-template <typename Each>
-std::vector<std::vector<int64_t>> CountLevels(double lower, double upper,
-                                              const AggTreeShape& shape,
-                                              const OutputGrid* grid,
-                                              Each each) {
-  const int64_t leaves = Leaves(shape);
-  std::vector<std::vector<int64_t>> levels(shape.height);
-  levels[0].assign(leaves, 0);
-  each([&](double value, int64_t weight) {
-    int64_t index;
-    if (grid != nullptr) {
-      index = std::min<int64_t>(leaves - 1, grid->PointOf(value));
-    } else {
-      const double fraction = (value - lower) / (upper - lower);
-      const double leaf = std::floor(fraction * static_cast<double>(leaves));
-      index = leaf < 0
-                  ? 0
+// The leaf of a value: its point on the leaf grid, or its equal-width leaf
+// over [lower, upper]. Non-decreasing in the value (each step is a rounded
+// monotone operation), which the search over runs below relies on.
+int64_t LeafOf(double value, double lower, double upper, int64_t leaves,
+               const OutputGrid* grid) {
+  if (grid != nullptr) {
+    return std::min<int64_t>(leaves - 1, grid->PointOf(value));
+  }
+  const double fraction = (value - lower) / (upper - lower);
+  const double leaf = std::floor(fraction * static_cast<double>(leaves));
+  return leaf < 0 ? 0
                   : std::min<int64_t>(leaves - 1, static_cast<int64_t>(leaf));
-    }
-    levels[0][index] += weight;
-  });
+}
+
+// Every level from the leaves' counts.
+std::vector<std::vector<int64_t>> LevelsFromLeaves(std::vector<int64_t> leaves,
+                                                   const AggTreeShape& shape) {
+  std::vector<std::vector<int64_t>> levels(shape.height);
+  levels[0] = std::move(leaves);
   for (int level = 1; level < shape.height; ++level) {
     const std::vector<int64_t>& below = levels[level - 1];
     levels[level].assign(below.size() / shape.branching, 0);
@@ -140,11 +137,14 @@ std::vector<std::vector<int64_t>> CountLevels(double lower, double upper,
 std::vector<std::vector<int64_t>> AggTreeCounts(
     const double* values, size_t count, double lower, double upper,
     const AggTreeShape& shape, const double* weights, const OutputGrid* grid) {
-  return CountLevels(lower, upper, shape, grid, [&](auto add) {
-    for (size_t i = 0; i < count; ++i) {
-      add(values[i], weights == nullptr ? 1 : static_cast<int64_t>(weights[i]));
-    }
-  });
+  const int64_t leaves = Leaves(shape);
+  std::vector<int64_t> counts(static_cast<size_t>(leaves), 0);
+  for (size_t i = 0; i < count; ++i) {
+    counts[static_cast<size_t>(
+        LeafOf(values[i], lower, upper, leaves, grid))] +=
+        weights == nullptr ? 1 : static_cast<int64_t>(weights[i]);
+  }
+  return LevelsFromLeaves(std::move(counts), shape);
 }
 
 std::vector<std::vector<int64_t>> AggTreeCounts(const Runs& runs,
@@ -152,12 +152,16 @@ std::vector<std::vector<int64_t>> AggTreeCounts(const Runs& runs,
                                                 double lower, double upper,
                                                 const AggTreeShape& shape,
                                                 const OutputGrid* grid) {
-  return CountLevels(lower, upper, shape, grid, [&](auto add) {
-    for (size_t i = 0; i < runs.size; ++i) {
-      add(release_grid.ValueAt(runs.point(i)),
-          static_cast<int64_t>(runs.count(i)));
-    }
-  });
+  const int64_t leaves = Leaves(shape);
+  std::vector<int64_t> counts(static_cast<size_t>(leaves), 0);
+  CountRunsByLeaf(
+      runs, counts.size(),
+      [&](size_t i) {
+        return static_cast<size_t>(LeafOf(release_grid.ValueAt(runs.point(i)),
+                                          lower, upper, leaves, grid));
+      },
+      counts.data());
+  return LevelsFromLeaves(std::move(counts), shape);
 }
 
 PrivacyBudget AggTreeLevelBudget(const AggTreeShape& shape,

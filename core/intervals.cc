@@ -419,12 +419,14 @@ std::vector<std::vector<int64_t>> IntervalTreeCounts(
   for (int level = 0; level < shape.height; ++level) leaves *= b;
   std::vector<std::vector<int64_t>> counts;
   counts.emplace_back(leaves, 0);
-  for (size_t i = 0; i < runs.size; ++i) {
-    const int64_t point =
-        grid.FloorPointOf(release_grid.ValueAt(runs.point(i)));
-    counts[0][static_cast<size_t>(point)] +=
-        static_cast<int64_t>(runs.count(i));
-  }
+  // A run's leaf (its value's point, mapped down) never decreases with it.
+  CountRunsByLeaf(
+      runs, leaves,
+      [&](size_t i) {
+        return static_cast<size_t>(
+            grid.FloorPointOf(release_grid.ValueAt(runs.point(i))));
+      },
+      counts[0].data());
   for (int level = 1; level < shape.height; ++level) {
     const std::vector<int64_t>& below = counts.back();
     std::vector<int64_t> nodes(below.size() / b, 0);

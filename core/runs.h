@@ -66,6 +66,42 @@ struct Runs {
   size_t RunOfRank(uint64_t rank) const;
 };
 
+// Adds each run's count to counts[leaf(i)], i the run's index, for a
+// `leaf` that never decreases with i (a leaf of the run's value, by
+// monotone rounded steps): the trees' leaf counts. Each leaf then holds a
+// contiguous stretch of runs, so with many runs a leaf each stretch's end
+// is found by a search, O(leaves log runs) instead of O(runs) (at 10^6
+// values on the default grid the pass over every run was most of a tree's
+// time); the counts are the same either way.
+template <typename Leaf>
+void CountRunsByLeaf(const Runs& runs, size_t leaves, Leaf leaf,
+                     int64_t* counts) {
+  size_t bits = 1;
+  while ((size_t{1} << bits) <= runs.size && bits < 63) ++bits;
+  if (runs.size <= 4 * leaves * bits) {
+    for (size_t i = 0; i < runs.size; ++i) {
+      counts[leaf(i)] += static_cast<int64_t>(runs.count(i));
+    }
+    return;
+  }
+  for (size_t begin = 0; begin < runs.size;) {
+    const size_t at = leaf(begin);
+    // The first run past this leaf, in (begin, runs.size].
+    size_t low = begin + 1;
+    size_t high = runs.size;
+    while (low < high) {
+      const size_t mid = low + (high - low) / 2;
+      if (leaf(mid) > at) {
+        high = mid;
+      } else {
+        low = mid + 1;
+      }
+    }
+    counts[at] += static_cast<int64_t>(runs.before(low) - runs.before(begin));
+    begin = low;
+  }
+}
+
 // Prepare, rows: checks every value is finite (NON_FINITE_VALUE naming the
 // first that is not), clamps each to the grid's bounds, maps it to its
 // nearest grid point (PointOf), sorts and run-length encodes: the runs'

@@ -53,23 +53,23 @@ std::vector<PrivacyBudget> TreeCdfLevelBudgets(const TreeCdfShape& shape,
 
 namespace {
 
-// Level counts from (value, weight) pairs handed to `add` by `each`.
-template <typename Each>
-std::vector<std::vector<int64_t>> CountLevels(double lower, double upper,
-                                              const TreeCdfShape& shape,
-                                              Each each) {
+// A value's cell: floor((value - lower) / (upper - lower) cells), clamped.
+// Never decreases with the value (monotone rounded steps).
+size_t CellOf(double value, double lower, double upper,
+              const TreeCdfShape& shape) {
+  const double cell = std::floor((value - lower) / (upper - lower) *
+                                 static_cast<double>(shape.cells));
+  return cell < 0 ? 0
+                  : static_cast<size_t>(std::min<int64_t>(
+                        shape.cells - 1, static_cast<int64_t>(cell)));
+}
+
+// Every level from the cells' counts.
+std::vector<std::vector<int64_t>> LevelsFromCells(std::vector<int64_t> cells,
+                                                  const TreeCdfShape& shape) {
   const int levels = Levels(shape);
   std::vector<std::vector<int64_t>> counts(levels);
-  counts[0].assign(shape.cells, 0);
-  each([&](double value, int64_t weight) {
-    const double cell = std::floor((value - lower) / (upper - lower) *
-                                   static_cast<double>(shape.cells));
-    const int64_t index =
-        cell < 0
-            ? 0
-            : std::min<int64_t>(shape.cells - 1, static_cast<int64_t>(cell));
-    counts[0][index] += weight;
-  });
+  counts[0] = std::move(cells);
   for (int l = 1; l < levels; ++l) {
     counts[l].assign(counts[l - 1].size() / 2, 0);
     for (size_t j = 0; j < counts[l - 1].size(); ++j) {
@@ -86,23 +86,26 @@ std::vector<std::vector<int64_t>> TreeCdfCounts(const double* values,
                                                 double upper,
                                                 const TreeCdfShape& shape,
                                                 const double* weights) {
-  return CountLevels(lower, upper, shape, [&](auto add) {
-    for (size_t i = 0; i < count; ++i) {
-      add(values[i], weights == nullptr ? 1 : static_cast<int64_t>(weights[i]));
-    }
-  });
+  std::vector<int64_t> cells(static_cast<size_t>(shape.cells), 0);
+  for (size_t i = 0; i < count; ++i) {
+    cells[CellOf(values[i], lower, upper, shape)] +=
+        weights == nullptr ? 1 : static_cast<int64_t>(weights[i]);
+  }
+  return LevelsFromCells(std::move(cells), shape);
 }
 
 std::vector<std::vector<int64_t>> TreeCdfCounts(const Runs& runs,
                                                 const OutputGrid& release_grid,
                                                 double lower, double upper,
                                                 const TreeCdfShape& shape) {
-  return CountLevels(lower, upper, shape, [&](auto add) {
-    for (size_t i = 0; i < runs.size; ++i) {
-      add(release_grid.ValueAt(runs.point(i)),
-          static_cast<int64_t>(runs.count(i)));
-    }
-  });
+  std::vector<int64_t> cells(static_cast<size_t>(shape.cells), 0);
+  CountRunsByLeaf(
+      runs, cells.size(),
+      [&](size_t i) {
+        return CellOf(release_grid.ValueAt(runs.point(i)), lower, upper, shape);
+      },
+      cells.data());
+  return LevelsFromCells(std::move(cells), shape);
 }
 std::vector<double> IsotonicRegression(const std::vector<double>& values) {
   // Blocks of pooled values: their mean and size; merge while decreasing.

@@ -8,8 +8,11 @@
 
 #include "core/agg_tree.h"
 #include "core/discrete_noise.h"
+#include "core/intervals.h"
+#include "core/prepare.h"
 #include "core/random.h"
 #include "core/release.h"
+#include "core/runs.h"
 #include "core/tree_cdf.h"
 
 namespace dpq {
@@ -61,6 +64,65 @@ TEST(AggTreeTest, CountsAddUpOnEveryLevel) {
   EXPECT_EQ(levels[0].size(), 64u);
   for (const auto& level : levels) {
     EXPECT_EQ(std::accumulate(level.begin(), level.end(), int64_t{0}), 1000);
+  }
+}
+
+TEST(AggTreeTest, CountsFromManyRunsAreThoseOfEveryRun) {
+  // With many runs a leaf the counts come from a search per leaf over the
+  // runs (agg_tree.cc); they must be the pass over every run's (value,
+  // count), the per-value path with the runs' counts as weights (for the
+  // tree CDF and the tree intervals too). Spread,
+  // heaped and one-sided records, bounds held, on the default grid.
+  const OutputGrid grid = OutputGrid::Default(-100, 100);
+  SeededRandom rng(91);
+  for (int shape_case = 0; shape_case < 3; ++shape_case) {
+    const AggTreeShape shape = shape_case == 0   ? AggTreeShape{16, 2}
+                               : shape_case == 1 ? AggTreeShape{2, 6}
+                                                 : AggTreeShape{4, 3};
+    for (int data_case = 0; data_case < 3; ++data_case) {
+      std::vector<double> values;
+      for (int i = 0; i < 200000; ++i) {
+        const double u = UniformDouble(rng);
+        values.push_back(data_case == 0   ? 200 * u - 100
+                         : data_case == 1 ? std::round(20 * u) * 5 - 50
+                                          : 100 * u * u * u);
+      }
+      values.push_back(-100);
+      values.push_back(100);
+      std::vector<double> ends(values.size());
+      std::vector<double> work = values;
+      const Runs runs =
+          RowsToRuns(work.data(), work.size(), grid, ends.data()).value();
+      ASSERT_GT(runs.size, data_case == 1 ? 10u : 50000u);
+      std::vector<double> at;
+      std::vector<double> counts;
+      for (size_t i = 0; i < runs.size; ++i) {
+        at.push_back(grid.ValueAt(runs.point(i)));
+        counts.push_back(static_cast<double>(runs.count(i)));
+      }
+      EXPECT_EQ(
+          AggTreeCounts(runs, grid, -100, 100, shape),
+          AggTreeCounts(at.data(), at.size(), -100, 100, shape, counts.data()))
+          << shape_case << " " << data_case;
+      // The same search serves the tree CDF's cells and the tree
+      // intervals' leaves (a point of the interval grid, mapped down).
+      TreeCdfShape cdf;
+      cdf.cells = 64 << shape_case;
+      EXPECT_EQ(
+          TreeCdfCounts(runs, grid, -100, 100, cdf),
+          TreeCdfCounts(at.data(), at.size(), -100, 100, cdf, counts.data()));
+      const OutputGrid coarse = IntervalGrid(grid);
+      const StatusOr<AggTreeShape> leaves = IntervalTreeShape(coarse);
+      ASSERT_TRUE(leaves.ok());
+      std::vector<int64_t> pass(
+          IntervalTreeCounts(runs, grid, coarse, leaves.value())[0].size(), 0);
+      for (size_t i = 0; i < runs.size; ++i) {
+        pass[static_cast<size_t>(coarse.FloorPointOf(at[i]))] +=
+            static_cast<int64_t>(runs.count(i));
+      }
+      EXPECT_EQ(IntervalTreeCounts(runs, grid, coarse, leaves.value())[0],
+                pass);
+    }
   }
 }
 

@@ -108,6 +108,13 @@ export function publicCodes(
     });
     if (isIntegerArray(groups)) {
       // Integer codes in a typed array (the common case): no per-row checks.
+      if (min === 0 && width + 1 === left && keys.every((key, code) => key === code)) {
+        // Keys 0 .. k - 1 in order: a row's code is its key. Copied as
+        // uint32, a key above k - 1 stays above it, and a negative one wraps
+        // to 2^31 or more: both past every code (left out), as below.
+        codes.set(groups);
+        return codes;
+      }
       for (let i = 0; i < n; i++) {
         const at = groups[i] - min;
         codes[i] = at >= 0 && at <= width ? table[at] : left;

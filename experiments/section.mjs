@@ -120,12 +120,12 @@ export const BUDGETS = [
   { label: 'rho = 1/2', budget: { rho: 0.5 } },
 ];
 
-// Every method at its defaults; columns with a step also run AQ, AggTree
-// and the default with it; the others the default without one (which
-// looks for the data's step first: docs/algorithms/step-look.md).
+// Every method at its defaults, and the default without a step (which
+// looks for the data's step first: docs/algorithms/step-look.md); columns
+// with a step also run AQ, AggTree and the default with it.
 export function variantsOf(dataset) {
   const variants = METHODS.map((method) => ({ label: method, options: { method } }));
-  if (dataset.step === undefined) variants.push({ label: 'default', options: {} });
+  variants.push({ label: 'default', options: {} });
   if (dataset.step !== undefined) {
     variants.push(
       { label: `aq step ${dataset.step}`, options: { method: 'aq', step: dataset.step } },

@@ -441,12 +441,20 @@ AqLook AqLookFromCounts(const std::vector<int64_t>& noisy, double noise_scale,
       }
     }
     look.counted = total;
-    std::sort(counted.begin(), counted.begin() + bins, std::greater<>());
+    // The bins by count, largest first (ties: the lower bin first).
+    std::array<int, kMostBins> order{};
+    for (int b = 0; b < bins; ++b) order[static_cast<size_t>(b)] = b;
+    std::stable_sort(order.begin(), order.begin() + bins, [&](int a, int b) {
+      return counted[static_cast<size_t>(a)] > counted[static_cast<size_t>(b)];
+    });
     int64_t held = 0;
     while (total > 0 && look.spread < bins &&
            static_cast<double>(held) <
                kAqLookSpreadMass * static_cast<double>(total)) {
-      held += counted[static_cast<size_t>(look.spread++)];
+      const int b = order[static_cast<size_t>(look.spread++)];
+      held += counted[static_cast<size_t>(b)];
+      look.first_seen = look.first_seen < 0 ? b : std::min(look.first_seen, b);
+      look.last_seen = std::max(look.last_seen, b);
     }
   }
   if (look.first_found >= 0) {

@@ -107,6 +107,14 @@ struct AqLook {
   // kAqLookFoundScales s, or -1 for none: what the release reports.
   int first_found = -1;
   int last_found = -1;
+  // The first and last of the `spread` bins below (the fewest counted bins
+  // holding kAqLookSpreadMass of the counted mass), or -1: where most of the
+  // values lie. On values spread over the bounds it reaches past the found
+  // span (few bins there pass five scales); a lone stray bin past two
+  // scales (an empty bin's noise, about once in 15) holds too little of the
+  // mass to widen it. Reported beside the found span.
+  int first_seen = -1;
+  int last_seen = -1;
   // With a found span: the factor on the endpoint shells of every node
   // beside a public bound (PointMeasure::WithFactor), 2^kAqLookShellBits
   // inside the span, one bit less a bin beyond it (at least 1).

@@ -354,6 +354,8 @@ StatusOr<GroupedReport> RunGroups(const std::vector<Runs>& runs,
   ReleaseReport& report = grouped.release;
   grouped.look_low.assign(runs.size(), kNaN);
   grouped.look_high.assign(runs.size(), kNaN);
+  grouped.look_seen_low.assign(runs.size(), kNaN);
+  grouped.look_seen_high.assign(runs.size(), kNaN);
   ReleasePlan plan = planned.plan;
   PrivacyBudget step_look_spent;
   if (std::string(plan.method->name) == "auto") {
@@ -375,6 +377,8 @@ StatusOr<GroupedReport> RunGroups(const std::vector<Runs>& runs,
     if (!one.ok()) return one.status();
     grouped.look_low[key] = one.value().look_low;
     grouped.look_high[key] = one.value().look_high;
+    grouped.look_seen_low[key] = one.value().look_seen_low;
+    grouped.look_seen_high[key] = one.value().look_seen_high;
     if (first) {
       report = std::move(one.value());
       first = false;
@@ -390,6 +394,8 @@ StatusOr<GroupedReport> RunGroups(const std::vector<Runs>& runs,
   // Each key's span is its own (above), not the first key's.
   report.look_low = kNaN;
   report.look_high = kNaN;
+  report.look_seen_low = kNaN;
+  report.look_seen_high = kNaN;
   if (first) {
     // No key released: the report still says what was spent and how.
     report.method = planned.plan.method->name;

@@ -75,6 +75,9 @@ struct GroupedReport {
   // not released or its look found nothing). `release` holds the share.
   std::vector<double> look_low;
   std::vector<double> look_high;
+  // Per key: the span where its look saw most values (request.h), or NaN.
+  std::vector<double> look_seen_low;
+  std::vector<double> look_seen_high;
   // Private keys: the selection's plan and what it spent (part of `spent`).
   bool private_keys = false;
   SelectionPlan selection;

@@ -97,13 +97,20 @@ Status TakeAqLook(const MethodInput& in, double share, ReleaseReport* report,
   // `found`: the span of bins whose noisy count passed kAqLookFoundScales
   // noise scales (aq.h), a summary of the histogram for the reader, and
   // what the weights decay from.
+  // The last bin ends at the upper bound (point `steps`).
+  const auto value_at_edge = [&](int b) {
+    return in.grid.ValueAt(std::min(look->weights.Edge(b), in.grid.steps()));
+  };
   if (look->first_found >= 0) {
-    // The last bin ends at the upper bound (point `steps`).
-    const auto value_at_edge = [&](int b) {
-      return in.grid.ValueAt(std::min(look->weights.Edge(b), in.grid.steps()));
-    };
     report->look_low = value_at_edge(look->first_found);
     report->look_high = value_at_edge(look->last_found + 1);
+  }
+  // `seen`: the span of the bins holding most of the counted mass (aq.h),
+  // where most values lie (on values spread over the bounds the found span
+  // holds only part of them).
+  if (look->first_seen >= 0) {
+    report->look_seen_low = value_at_edge(look->first_seen);
+    report->look_seen_high = value_at_edge(look->last_seen + 1);
   }
   return Status::Ok();
 }

@@ -110,6 +110,10 @@ struct ReleaseReport {
   PrivacyBudget look_spent;  // per record: the histogram's noise budget
   double look_low = std::numeric_limits<double>::quiet_NaN();
   double look_high = std::numeric_limits<double>::quiet_NaN();
+  // The span of the fewest bins past two noise scales that hold 90% of
+  // their mass (aq.h, first_seen), or NaN: where the look saw most values.
+  double look_seen_low = std::numeric_limits<double>::quiet_NaN();
+  double look_seen_high = std::numeric_limits<double>::quiet_NaN();
   // The default's step look (step_look.h), where it ran: its share of the
   // method's budget (0: it did not run), the budget its histogram ran
   // with, and the step it found (NaN: none; the default grid was kept).

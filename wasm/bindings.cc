@@ -83,6 +83,9 @@ struct WasmReleaseResult {
   double lookShare = 0;
   double lookLow = 0;
   double lookHigh = 0;
+  // Where it saw most of the values (NaN: nowhere).
+  double lookSeenLow = 0;
+  double lookSeenHigh = 0;
   // The default's step look: its share of the budget (0: it did not run)
   // and the step it found (NaN: none).
   double stepLookShare = 0;
@@ -135,6 +138,8 @@ WasmReleaseResult ToResult(const dpq::StatusOr<dpq::ReleaseReport>& report) {
   result.lookShare = r.look_share;
   result.lookLow = r.look_low;
   result.lookHigh = r.look_high;
+  result.lookSeenLow = r.look_seen_low;
+  result.lookSeenHigh = r.look_seen_high;
   result.stepLookShare = r.step_look_share;
   result.stepLookStep = r.step_look_step;
   return result;
@@ -346,6 +351,8 @@ enum ReportSlot {
   kReportLookShare,
   kReportLookLow,
   kReportLookHigh,
+  kReportLookSeenLow,
+  kReportLookSeenHigh,
   kReportStepLookShare,
   kReportStepLookStep,
   kBlockSlots
@@ -372,6 +379,8 @@ constexpr const char* kReportSlotNames[kBlockSlots - kSpecSlots] = {
     "lookShare",
     "lookLow",
     "lookHigh",
+    "lookSeenLow",
+    "lookSeenHigh",
     "stepLookShare",
     "stepLookStep"};
 const std::vector<std::string> kPrivacyKinds = {"pure", "approx", "zcdp",
@@ -527,6 +536,8 @@ int Report(const dpq::StatusOr<dpq::ReleaseReport>& report,
   block[kReportLookShare] = r.look_share;
   block[kReportLookLow] = r.look_low;
   block[kReportLookHigh] = r.look_high;
+  block[kReportLookSeenLow] = r.look_seen_low;
+  block[kReportLookSeenHigh] = r.look_seen_high;
   block[kReportStepLookShare] = r.step_look_share;
   block[kReportStepLookStep] = r.step_look_step;
   return 0;
@@ -600,8 +611,8 @@ dpq::GroupRequest ReadGroups(const val& extra, dpq::ReleaseRequest release) {
 }
 
 // The grouped report into the block, the intervals spread by key, the
-// flags after them, then each key's first-look span (low, high; NaN for
-// none), the selection into extra's `report`.
+// flags after them, then each key's first-look spans (found low, high, then
+// seen low, high; NaN for none), the selection into extra's `report`.
 int GroupedReport(const dpq::StatusOr<dpq::GroupedReport>& grouped,
                   uint32_t keys, uint32_t m, double* out, double* block,
                   const val& extra) {
@@ -616,8 +627,10 @@ int GroupedReport(const dpq::StatusOr<dpq::GroupedReport>& grouped,
   double* looks = out + (intervals ? 3 : 1) * width + keys;
   for (uint32_t key = 0; key < keys; ++key) {
     out[(intervals ? 3 : 1) * width + key] = g.released[key];
-    looks[2 * key] = g.look_low[key];
-    looks[2 * key + 1] = g.look_high[key];
+    looks[4 * key] = g.look_low[key];
+    looks[4 * key + 1] = g.look_high[key];
+    looks[4 * key + 2] = g.look_seen_low[key];
+    looks[4 * key + 3] = g.look_seen_high[key];
     if (!intervals || g.released[key] == 0) continue;
     for (uint32_t j = 0; j < m; ++j, ++next) {
       out[width + key * m + j] = release.interval_low[next];
@@ -654,7 +667,7 @@ int ReleaseByGroup(uintptr_t values_address, uintptr_t codes_address,
   const double* quantiles = HeapPointer<const double>(quantiles_address);
   request.release.quantiles.assign(quantiles, quantiles + quantile_count);
   // Small arrays a key besides the runs (offsets, runs, the looks' spans).
-  need += dpq::ReleaseWorkingBytes(request.release) + 64.0 * request.keys;
+  need += dpq::ReleaseWorkingBytes(request.release) + 80.0 * request.keys;
   const dpq::Status room = RequireHeap(need, "this grouped release");
   if (!room.ok()) return Report(room, quantile_count, out, block);
   return GroupedReport(
@@ -680,7 +693,7 @@ int ReleaseByGroupFromCounts(uintptr_t keys_address, uintptr_t buckets_address,
   request.release.quantiles.assign(quantiles, quantiles + quantile_count);
   // The rows' order and runs (8 + 16 bytes a row), and the keys' arrays.
   need += 24.0 * rows + dpq::ReleaseWorkingBytes(request.release) +
-          64.0 * request.keys;
+          80.0 * request.keys;
   const dpq::Status room = RequireHeap(need, "this grouped release");
   if (!room.ok()) return Report(room, quantile_count, out, block);
   return GroupedReport(dpq::ReleaseByGroupFromCounts(
@@ -887,6 +900,8 @@ EMSCRIPTEN_BINDINGS(dp_quantiles) {
       .field("lookShare", &WasmReleaseResult::lookShare)
       .field("lookLow", &WasmReleaseResult::lookLow)
       .field("lookHigh", &WasmReleaseResult::lookHigh)
+      .field("lookSeenLow", &WasmReleaseResult::lookSeenLow)
+      .field("lookSeenHigh", &WasmReleaseResult::lookSeenHigh)
       .field("stepLookShare", &WasmReleaseResult::stepLookShare)
       .field("stepLookStep", &WasmReleaseResult::stepLookStep);
   emscripten::function("release", &Release);

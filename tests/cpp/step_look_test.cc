@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <vector>
 
 #include "core/aq.h"
@@ -257,10 +258,33 @@ TEST(SpreadTest, TheLookCountsTheFewestBinsHoldingMostOfTheRecords) {
   EXPECT_EQ(look.counted, 460);
   EXPECT_EQ(look.faint, 60);
   EXPECT_EQ(look.spread, 3);  // 400 < 90% of 460 <= 430
+  // The reported spans: found from 50 (bins 3 and 4); seen, the spread's
+  // three bins (3, 4 and then 2, the lower of the two at 30).
+  EXPECT_EQ(look.first_found, 3);
+  EXPECT_EQ(look.last_found, 4);
+  EXPECT_EQ(look.first_seen, 2);
+  EXPECT_EQ(look.last_seen, 4);
+  // A stray bin past two scales far off holds too little to widen it; on
+  // spread counts the span holds the bins with 90% (a partial end bin of
+  // 40 among ten of 90 is left out).
+  std::vector<int64_t> stray(16, 0);
+  stray[7] = stray[8] = 500;
+  stray[14] = 25;
+  std::vector<int64_t> spread(16, 0);
+  std::fill(spread.begin() + 3, spread.begin() + 13, 90);
+  spread[2] = 40;
+  for (const auto& [counts, first, last] :
+       {std::tuple{stray, 7, 8}, std::tuple{spread, 3, 12}}) {
+    look = AqLookFromCounts(counts, 10, 1000);
+    EXPECT_EQ(look.first_seen, first);
+    EXPECT_EQ(look.last_seen, last);
+  }
   noisy.assign(16, -5);
   look = AqLookFromCounts(noisy, 10, 1000);
   EXPECT_EQ(look.spread, 0);
   EXPECT_EQ(look.counted, 0);
+  EXPECT_EQ(look.first_seen, -1);
+  EXPECT_EQ(look.last_seen, -1);
 }
 
 TEST(SpreadTest, TheDefaultTakesTheTreeOnSpreadRecordsForTailsOrMany) {

@@ -153,6 +153,7 @@ describe('quantiles', () => {
     let far = 0;
     let farWithout = 0;
     let exact = 0;
+    let seenExact = 0;
     for (let seed = 1; seed <= 60; seed++) {
       const release = dpq.release(data, { ...options, seed });
       const [p1, p99] = release.values;
@@ -164,12 +165,17 @@ describe('quantiles', () => {
       expect(low).toBeLessThanOrEqual(-5);
       expect(high).toBeGreaterThanOrEqual(5);
       if (low === -12.5 && high === 12.5) exact++;
+      // Where it saw most values: the same two bins, a stray bin's noise
+      // holding too little of the mass to widen it.
+      const [seenLow, seenHigh] = release.firstLook?.seen ?? [NaN, NaN];
+      if (seenLow === -12.5 && seenHigh === 12.5) seenExact++;
       const [q1, q99] = dpq.release(data, { ...options, seed, method: 'aq', look: 0 }).values;
       if (Math.abs(q1 - -4.9) > 20 || Math.abs(q99 - 4.9) > 20) farWithout++;
     }
     expect(far).toBeLessThanOrEqual(2);
     expect(farWithout).toBeGreaterThanOrEqual(40);
     expect(exact).toBeGreaterThanOrEqual(30);
+    expect(seenExact).toBeGreaterThanOrEqual(55);
     expectError(() => dpq.release(data, { ...options, method: 'aq', look: 0.6 }), 'INVALID_OPTION', 'look');
     expectError(() => dpq.release(data, { ...options, look: 0.1 }), 'INVALID_OPTION', 'needs a method');
     expectError(() => dpq.release(data, { ...options, method: 'aq', look: -0.1 }), 'INVALID_OPTION', 'look');
@@ -185,9 +191,14 @@ describe('quantiles', () => {
     const quantiles = Array.from({ length: 120 }, (_, i) => (i + 1) / 121);
     const truth = quantiles.map((q) => sorted[Math.floor(q * 1000)]);
     let far = 0;
+    let seenWide = 0;
     for (let seed = 1; seed <= 40; seed++) {
       const release = dpq.release(data, { lower: -100, upper: 100, quantiles, epsilon: 1, seed });
       expect(release.method).toBe('aggtree');
+      // Few bins pass five noise scales here, so `found` is a part of the
+      // values; `seen` (the bins holding 90% of the counted mass) spans them.
+      const [low, high] = release.firstLook?.seen ?? [NaN, NaN];
+      if (low <= -50 && high >= 50) seenWide++;
       expect(release.levels).toBe(2);
       expect(release.stepLook).toEqual({ share: 0.025, step: null });
       expect(release.firstLook?.share).toBe(0.05);
@@ -196,6 +207,7 @@ describe('quantiles', () => {
       if (quantiles.some((_, i) => Math.abs(release.values[i] - truth[i]) > 20)) far++;
     }
     expect(far).toBeLessThanOrEqual(1);
+    expect(seenWide).toBeGreaterThanOrEqual(38);
     // Concentrated values, the same request: AQ, as before.
     expect(dpq.release(uniformData(1000, -5, 5), { lower: -100, upper: 100, quantiles, epsilon: 1, seed: 1 }).method).toBe('aq');
   });

@@ -525,9 +525,11 @@ function showResult(result: ReleaseResult, asked: ReleaseSettings): void {
     (result.firstLook === undefined
       ? ''
       : ` Its first look, ${Math.round(result.firstLook.share * 100)}% of that, ` +
-        (result.firstLook.found === undefined
+        // Where it saw most of them (past two noise scales): on values
+        // spread over the bounds, the span past five (`found`) is a part.
+        (result.firstLook.seen === undefined
           ? 'saw no clear place where the values lie.'
-          : `saw the values between ${format(result.firstLook.found[0])} and ${format(result.firstLook.found[1])}.`)) +
+          : `saw the values between ${format(result.firstLook.seen[0])} and ${format(result.firstLook.seen[1])}.`)) +
     (result.intervals === undefined
       ? ''
       : ` The ${Math.round(result.intervals.confidence * 100)}% ` +

@@ -67,7 +67,7 @@ export interface ReleaseResult {
   /** The default's step look: its share of the budget, and the step it found. */
   stepLook?: { share: number; step: number | null };
   /** AQ's first look: its share of the budget, and where it saw values. */
-  firstLook?: { share: number; found?: [number, number] };
+  firstLook?: { share: number; found?: [number, number]; seen?: [number, number] };
   /** Private intervals, one per quantile, and what they spent. */
   intervals?: {
     low: number[];

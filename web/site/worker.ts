@@ -342,7 +342,7 @@ function postResult(
     neighbouring: string;
     maxContributions?: number;
     stepLook?: { share: number; step: number | null };
-    firstLook?: { share: number; found?: [number, number] };
+    firstLook?: { share: number; found?: [number, number]; seen?: [number, number] };
     intervals?: {
       low: Float64Array;
       high: Float64Array;

@@ -88,6 +88,7 @@ function toRelease(
           firstLook: {
             share: result.lookShare,
             ...(Number.isNaN(result.lookLow) ? {} : { found: [result.lookLow, result.lookHigh] as [number, number] }),
+            ...(Number.isNaN(result.lookSeenLow) ? {} : { seen: [result.lookSeenLow, result.lookSeenHigh] as [number, number] }),
           },
         }
       : {}),
@@ -286,14 +287,22 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     keys.forEach((key, k) => {
       if (heap[flags + k] !== 1) return;
       const from = at + k * m;
-      const low = heap[looks + 2 * k];
+      const low = heap[looks + 4 * k];
+      const seenLow = heap[looks + 4 * k + 2];
       groups.push({
         key,
         values: heap.slice(from, from + m),
         ...(confidence === undefined
           ? {}
           : { intervals: { low: heap.slice(from + width, from + width + m), high: heap.slice(from + 2 * width, from + 2 * width + m) } }),
-        ...(Number.isNaN(low) ? {} : { firstLook: { found: [low, heap[looks + 2 * k + 1]] as [number, number] } }),
+        ...(Number.isNaN(low) && Number.isNaN(seenLow)
+          ? {}
+          : {
+              firstLook: {
+                ...(Number.isNaN(low) ? {} : { found: [low, heap[looks + 4 * k + 1]] as [number, number] }),
+                ...(Number.isNaN(seenLow) ? {} : { seen: [seenLow, heap[looks + 4 * k + 3]] as [number, number] }),
+              },
+            }),
       });
     });
     const { values: _values, intervals, firstLook, ...rest } = base;
@@ -344,7 +353,7 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     }
     const users = personIndices((options as PerPersonOptions).users, values.length);
     const m = quantiles.length;
-    const outputs = (spec.confidence !== undefined ? 3 : 1) * keys.length * m + 3 * keys.length;
+    const outputs = (spec.confidence !== undefined ? 3 : 1) * keys.length * m + 5 * keys.length;
     // After the outputs and the block, the codes' buffer: 8 bytes a row
     // (the codes in its first half; the core writes the runs' counts there).
     const codesFrom = outputs + block.size;
@@ -407,7 +416,7 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     const { buckets: _b, ...withoutBuckets } = spec;
     void _b;
     const m = quantiles.length;
-    const outputs = (spec.confidence !== undefined ? 3 : 1) * keys.length * m + 3 * keys.length;
+    const outputs = (spec.confidence !== undefined ? 3 : 1) * keys.length * m + 5 * keys.length;
     const codesFrom = outputs + block.size;
     return withHeap([buckets, tallies, quantiles], codesFrom + Math.max(1, Math.ceil(rows / 2)), ([bucketsAt, countsAt, quantilesAt], out) => {
       const blockAt = out + 8 * outputs;

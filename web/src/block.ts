@@ -56,6 +56,8 @@ const REPORT_SLOTS = [
   'lookShare',
   'lookLow',
   'lookHigh',
+  'lookSeenLow',
+  'lookSeenHigh',
   'stepLookShare',
   'stepLookStep',
 ] as const;
@@ -143,6 +145,8 @@ export function releaseBlock(module: DpqWasmModule, methods: readonly string[]):
         lookShare: heap[at + report.lookShare],
         lookLow: heap[at + report.lookLow],
         lookHigh: heap[at + report.lookHigh],
+        lookSeenLow: heap[at + report.lookSeenLow],
+        lookSeenHigh: heap[at + report.lookSeenHigh],
         stepLookShare: heap[at + report.stepLookShare],
         stepLookStep: heap[at + report.stepLookStep],
       };

@@ -362,8 +362,12 @@ export interface GroupRelease {
   values: Float64Array;
   /** With `confidence`: each group's intervals, as a release's. */
   intervals?: { low: Float64Array; high: Float64Array };
-  /** AQ's first look at this group's rows: the span of bins it found (public; absent when it found none). */
-  firstLook?: { found: [number, number] };
+  /**
+   * AQ's first look at this group's rows (public): `found`, the span of the
+   * bins past five noise scales, and `seen`, past two (each absent when no
+   * bin passed), as a release's `firstLook`.
+   */
+  firstLook?: { found?: [number, number]; seen?: [number, number] };
 }
 
 /** A grouped release and its privacy accounting. */
@@ -511,10 +515,13 @@ export interface QuantilesRelease {
    * values lie, so that tail quantiles stay near them under loose bounds.
    * `found` is the span of the bins whose noisy count passed five times the
    * noise's scale (values surely there), when any did: past it the bins
-   * weigh less the farther they lie. The option `look` sets the share (0
-   * turns it off).
+   * weigh less the farther they lie. `seen` is the span of those past two
+   * scales: where most of the values lie. On values spread over much of
+   * the bounds (a few tens of values a bin) `found` may hold only part of
+   * them and `seen` nearly all. The option `look` sets the share (0 turns
+   * it off).
    */
-  firstLook?: { share: number; found?: [number, number] };
+  firstLook?: { share: number; found?: [number, number]; seen?: [number, number] };
   /**
    * The default's step look (docs/algorithms/step-look.md), when it ran (no
    * `method`, `step` or `buckets` given, bounds on a decimal lattice): it

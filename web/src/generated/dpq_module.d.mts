@@ -33,6 +33,8 @@ export interface WasmReleaseResult {
   /** The span its histogram found (NaN: none). */
   lookLow: number;
   lookHigh: number;
+  lookSeenLow: number;
+  lookSeenHigh: number;
   /** The default's step look: its share of the budget (0: it did not run). */
   stepLookShare: number;
   /** The step it found (NaN: none). */

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/bits.h"
 #include "core/prepare.h"
 #include "core/random.h"
 #include "core/status.h"
@@ -76,8 +77,7 @@ struct Runs {
 template <typename Leaf>
 void CountRunsByLeaf(const Runs& runs, size_t leaves, Leaf leaf,
                      int64_t* counts) {
-  size_t bits = 1;
-  while ((size_t{1} << bits) <= runs.size && bits < 63) ++bits;
+  const auto bits = static_cast<size_t>(BitWidth(runs.size));  // a search
   if (runs.size <= 4 * leaves * bits) {
     for (size_t i = 0; i < runs.size; ++i) {
       counts[leaf(i)] += static_cast<int64_t>(runs.count(i));

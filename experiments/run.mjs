@@ -533,7 +533,7 @@ writeFileSync(join(args.out, 'reference.md'), `${reference.join('\n')}\n`);
 // The best method per dataset, m and budget, and how far the default is
 // from it in both errors. The default is what a user gets without a method:
 // with the column's step where it has one ('auto', which picks AQ or
-// AggTree), else AQ. Every variant competes, with or without a step. A
+// AggTree), else without one (the step look first). Every variant competes, with or without a step. A
 // ratio above 1.10 is a measured miss when the default's mean error exceeds
 // 1.1x the best's by more than two standard errors of that difference
 // (paired by trial); otherwise it is within this many trials' noise.

@@ -114,14 +114,14 @@ TEST(AggTreeTest, CountsFromManyRunsAreThoseOfEveryRun) {
       const OutputGrid coarse = IntervalGrid(grid);
       const StatusOr<AggTreeShape> leaves = IntervalTreeShape(coarse);
       ASSERT_TRUE(leaves.ok());
-      std::vector<int64_t> pass(
-          IntervalTreeCounts(runs, grid, coarse, leaves.value())[0].size(), 0);
+      const std::vector<int64_t> searched =
+          IntervalTreeCounts(runs, grid, coarse, leaves.value())[0];
+      std::vector<int64_t> pass(searched.size(), 0);
       for (size_t i = 0; i < runs.size; ++i) {
         pass[static_cast<size_t>(coarse.FloorPointOf(at[i]))] +=
             static_cast<int64_t>(runs.count(i));
       }
-      EXPECT_EQ(IntervalTreeCounts(runs, grid, coarse, leaves.value())[0],
-                pass);
+      EXPECT_EQ(searched, pass);
     }
   }
 }

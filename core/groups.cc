@@ -325,7 +325,7 @@ StatusOr<int> GroupStepLook(const std::vector<Runs>& runs,
   if (!look.ok()) return look.status();
   const OutputGrid& grid = planned.plan.grid;
   const int levels = StepLookLevels(grid);
-  std::vector<int64_t> sum(static_cast<size_t>(levels) + 1, 0);
+  std::vector<int64_t> sum(StepLookCells(levels), 0);
   for (const Runs& key : runs) {
     const std::vector<int64_t> counts = StepLookCounts(key, grid, levels);
     for (size_t c = 0; c < sum.size(); ++c) sum[c] += counts[c];

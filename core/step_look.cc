@@ -33,6 +33,8 @@ int TrailingDecimalZeros(uint32_t x, int levels) {
 
 }  // namespace
 
+size_t StepLookCells(int levels) { return static_cast<size_t>(levels) + 2; }
+
 int StepLookLevels(const OutputGrid& grid) {
   // (Release grids have at most kDefaultGridSteps steps; the counts' 32-bit
   // residues need fewer than 2^31 points.)
@@ -80,12 +82,16 @@ std::vector<int64_t> StepLookCounts(const Runs& runs, const OutputGrid& grid,
   const double shift = 4503599627370496.0;
   std::array<double, kStepLookMostLevels + 1> sums{};
   double total = 0;
+  double bounds = 0;
   double before = 0;
   for (size_t i = 0; i < runs.size; ++i) {
     const double point = runs.points[i];
     const double count = runs.ends[i] - before;
     before = runs.ends[i];
-    if (point <= 0 || point >= last) continue;  // a bound
+    if (point <= 0 || point >= last) {  // a bound: the last cell
+      bounds += std::min(count, cap);
+      continue;
+    }
     const double shifted = point + shift;
     uint64_t bits;
     std::memcpy(&bits, &shifted, sizeof(bits));
@@ -107,10 +113,11 @@ std::vector<int64_t> StepLookCounts(const Runs& runs, const OutputGrid& grid,
   double on_ten = 0;
   for (size_t c = 1; c < sums.size(); ++c) on_ten += sums[c];
   sums[0] = total - on_ten;  // whole numbers below 2^53: exact
-  std::vector<int64_t> counts(static_cast<size_t>(levels) + 1, 0);
-  for (size_t c = 0; c < counts.size(); ++c) {
+  std::vector<int64_t> counts(StepLookCells(levels), 0);
+  for (size_t c = 0; c + 1 < counts.size(); ++c) {
     counts[c] = static_cast<int64_t>(sums[c]);  // whole, below 2^53
   }
+  counts.back() = static_cast<int64_t>(bounds);  // at most 2 caps
   return counts;
 }
 
@@ -132,13 +139,20 @@ std::vector<double> CountedCells(const std::vector<int64_t>& noisy,
 }  // namespace
 
 int StepLookChoice(const std::vector<int64_t>& noisy, double scale) {
+  if (noisy.size() < 2) return 0;
   double total = 0;
   const std::vector<double> counted = CountedCells(noisy, scale, &total);
-  double on = 0;  // the counted cells of classes >= j (on j's lattice)
-  for (size_t j = noisy.size(); j-- > 1;) {
-    on += counted[j];
+  // The bounds' records lie on every lattice whatever the data: they add
+  // to what the values inside show on a lattice, at most a third of it
+  // (kStepLookBoundsShare), and the share off it is of the values inside.
+  const double bounds = counted.back();
+  total -= bounds;
+  double inside = 0;  // the counted cells of classes >= j (on j's lattice)
+  for (size_t j = noisy.size() - 1; j-- > 1;) {
+    inside += counted[j];
+    const double on = inside + std::min(bounds, kStepLookBoundsShare * inside);
     if (on >= kStepLookOnScales * scale &&
-        total - on <= kStepLookOffShare * total) {
+        total - inside <= kStepLookOffShare * total) {
       return static_cast<int>(j);
     }
   }
@@ -146,8 +160,10 @@ int StepLookChoice(const std::vector<int64_t>& noisy, double scale) {
 }
 
 bool StepLookSawContinuous(const std::vector<int64_t>& noisy, double scale) {
+  if (noisy.empty()) return false;
   double total = 0;
   const std::vector<double> counted = CountedCells(noisy, scale, &total);
+  total -= counted.back();  // the values inside only (as before the bounds)
   return total > 0 && counted[0] >= kStepLookContinuousShare * total;
 }
 

@@ -15,21 +15,27 @@
 // The histogram. The candidate steps are 10^(e + j), j = 1..J, for the
 // default grid's 10^e: each a multiple of the last, with both bounds on
 // it and at least kStepLookLeastSteps steps between them (public). A
-// point's class is the largest j <= J whose step divides it (0: none); a
-// bound's point is in no class (clamped records sit there on any data).
+// point's class is the largest j <= J whose step divides it (0: none).
 // Cell c holds, over the occupied points of class c, min(records there,
 // kStepLookCap): a large atom (zero-inflated data) counts as one point of
 // kStepLookCap records, so it cannot make continuous data look stepped.
+// The two bounds' points have a cell of their own, the last (J + 1):
+// clamped records sit there on any data, so the choice lets them confirm
+// what the values inside show, never show a lattice alone (StepLookChoice).
+// Seattle precipitation (57% of days at its lower bound, 0 mm; the rest on
+// 0.1 mm) at n = 1,000, epsilon = 1 found its step in 10% of releases with
+// the bounds left out (the values inside fall short of the mark), 39% with
+// them; under rho = 1/2 Adult capital gain in 59% -> 98%.
 //
 // Guarantee: the histogram with discrete Laplace noise of scale 1/e_s per
 // cell is e_s-DP (discrete Gaussian of variance 1/(2 rho_s): rho_s-zCDP)
 // under add/remove-one-record neighbours. Proof: adding a record changes
 // the count of one point by one, so it changes min(count, cap) by 0 or 1,
-// at one point, which lies in one class: one cell moves by at most 1 (L1
-// and L2 sensitivity 1). The step is a function of the noisy histogram
-// alone (post-processing), and the release after it composes in sequence
-// with its own share (the rest): e_s + e_rest = e, rho likewise.
-// Per person the budget is the per-record one (plan.h), as for every
+// at one point, which lies in one cell (its class's, or the bounds'): one
+// cell moves by at most 1 (L1 and L2 sensitivity 1). The step is a function of
+// the noisy histogram alone (post-processing), and the release after it
+// composes in sequence with its own share (the rest): e_s + e_rest = e, rho
+// likewise. Per person the budget is the per-record one (plan.h), as for every
 // method.
 #ifndef DPQ_CORE_STEP_LOOK_H_
 #define DPQ_CORE_STEP_LOOK_H_
@@ -66,6 +72,14 @@ constexpr int64_t kStepLookCap = 128;
 constexpr double kStepLookFoundScales = 3;
 constexpr double kStepLookOnScales = 12;
 constexpr double kStepLookOffShare = 0.2;
+// The bounds' cell adds at most this share of what the values inside show
+// on a lattice (StepLookChoice): those must pass 9 of the 12 scales
+// themselves. Noise alone inside does so about 20 times as often as it
+// passes 12, so beside a large atom at a bound (its cell passes), a few
+// in 10^4 releases of pure noise inside take a step; with as much again
+// (6 scales inside) 1-2% of releases of 99% zeros and 1% continuous values
+// took a coarse step at epsilon = 10. Public; not privacy-relevant.
+constexpr double kStepLookBoundsShare = 1.0 / 3;
 // A candidate step leaves at least this many steps between the bounds,
 // and there are at most kStepLookMostLevels candidates. Public.
 constexpr int64_t kStepLookLeastSteps = 10;
@@ -75,20 +89,26 @@ constexpr int kStepLookMostLevels = 8;
 int StepLookLevels(const OutputGrid& grid);
 // The candidate step of level j in [1, J]: 10^(e + j).
 double StepLookStep(const OutputGrid& grid, int level);
-// The histogram over classes 0..levels (above) of the records of `runs`.
+// The histogram's cells: classes 0..levels, then the bounds.
+size_t StepLookCells(int levels);
+// The histogram over classes 0..levels and the bounds (above) of the
+// records of `runs`.
 std::vector<int64_t> StepLookCounts(const Runs& runs, const OutputGrid& grid,
                                     int levels);
 // The level chosen from a noisy histogram whose noise has scale (or
-// standard deviation) `scale`: the largest j >= 1 whose counted cells at
-// classes >= j pass kStepLookOnScales scales with those below j at most
-// kStepLookOffShare of all counted; 0 for none.
+// standard deviation) `scale`: the largest j >= 1 where the counted cells
+// at classes >= j (inside), plus the counted bounds' cell up to
+// kStepLookBoundsShare of them, pass kStepLookOnScales scales, and the counted
+// cells below j hold at most kStepLookOffShare of all counted inside; 0 for
+// none. So the bounds' records (at most 2 kStepLookCap) never take a step
+// alone, nor outweigh the values inside that lie off a lattice.
 int StepLookChoice(const std::vector<int64_t>& noisy, double scale);
 // Whether the noisy histogram says most values lie off every candidate
 // lattice: class 0 holds at least kStepLookContinuousShare of the counted
-// mass. Whole numbers or a large atom whose step the look missed (a few
-// releases in a hundred on Adult hours) do not: the default then keeps AQ,
-// which releases an atom as itself, where a tree would interpolate inside
-// a leaf (methods.cc, RunAuto). Post-processing of the noisy histogram.
+// mass inside the bounds. Whole numbers or a large atom whose step the look
+// missed (a few releases in a hundred on Adult hours) do not: the default then
+// keeps AQ, which releases an atom as itself, where a tree would interpolate
+// inside a leaf (methods.cc, RunAuto). Post-processing of the noisy histogram.
 bool StepLookSawContinuous(const std::vector<int64_t>& noisy, double scale);
 constexpr double kStepLookContinuousShare = 0.5;
 // log P(the noisy histogram is `noisy` | runs), exactly (the noise's pmf

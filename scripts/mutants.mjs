@@ -420,6 +420,15 @@ const mutants = [
     tests: 'StepLookTest.*',
   },
   {
+    // The step look's bounds: a record at a bound counted in its class's
+    // cell too (the bounds' cell is apart; sensitivity 2, not 1).
+    name: 'step look: the bounds apart',
+    file: 'core/step_look.cc',
+    from: '      bounds += std::min(count, cap);',
+    to: '      bounds += std::min(count, cap);\n      sums[1] += std::min(count, cap);',
+    tests: 'StepLookTest.*',
+  },
+  {
     // The release after the step look on all of the budget, not the rest.
     name: 'step look: the release on the rest',
     file: 'core/methods.cc',

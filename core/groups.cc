@@ -367,7 +367,8 @@ StatusOr<GroupedReport> RunGroups(const std::vector<Runs>& runs,
     if (!paid.ok()) return paid.status();
     step_look_spent = paid.value().share;
     plan.budget = paid.value().rest;
-    plan.step_level = level.value();
+    // One method for every key: no step, AQ (continuous false).
+    plan.step_look = StepLookOutcome{level.value(), false};
   }
   bool first = true;
   for (size_t key = 0; key < runs.size(); ++key) {
@@ -399,13 +400,13 @@ StatusOr<GroupedReport> RunGroups(const std::vector<Runs>& runs,
   if (first) {
     // No key released: the report still says what was spent and how.
     report.method = planned.plan.method->name;
-    if (plan.step_level.has_value()) {
+    if (plan.step_look.has_value()) {
       // What every key would have run: the step look's, then the default's
-      // choice on the step's grid (methods.cc, RunAuto).
+      // choice on the step's grid (release.cc, RunPrepared).
       report.step_look_share = kStepLookShare;
       report.method = "aq";
-      if (*plan.step_level > 0) {
-        const double step = StepLookStep(plan.grid, *plan.step_level);
+      if (plan.step_look->level > 0) {
+        const double step = StepLookStep(plan.grid, plan.step_look->level);
         report.step_look_step = step;
         const StatusOr<OutputGrid> grid = OutputGrid::WithStep(
             planned.per_group.lower, planned.per_group.upper, step);
@@ -420,7 +421,7 @@ StatusOr<GroupedReport> RunGroups(const std::vector<Runs>& runs,
     report.has_intervals = planned.plan.intervals.has_value();
   }
   if (!rng.healthy()) return EntropyUnavailable();
-  if (plan.step_level.has_value()) report.step_look_spent = step_look_spent;
+  if (plan.step_look.has_value()) report.step_look_spent = step_look_spent;
   report.spent = planned.spend;
   report.neighbouring = NeighbouringName(planned.plan.neighbouring);
   report.max_contributions = planned.plan.max_contributions;

@@ -162,88 +162,73 @@ void ReportTreeLevels(const AggTreeShape& shape, const PrivacyBudget& budget,
 Status RunAggTree(const MethodInput& in, ReleaseReport* report,
                   std::vector<double>* values);
 
-// The default without a step (ResolveMethod "auto"): the step look
-// (step_look.h) at kStepLookShare of the budget; on a step found, the
-// release the step would give (AggTree or AQ by AutoPicksTree, on the
-// step's grid, the records moved to its nearest points) with the rest; else
-// AQ's first look and then AQ on this grid, or AggTree's small tree where
-// that look shows spread records (AutoSpreadPicksTree), with what is left.
-// With in.step_level the look was made before, out of the budget, and
-// in.budget is its rest (groups.cc).
+}  // namespace
+
+StatusOr<StepLookOutcome> TakeStepLook(const Runs& runs, const OutputGrid& grid,
+                                       const PrivacyBudget& budget,
+                                       RandomSource& rng, ReleaseReport* report,
+                                       PrivacyBudget* rest) {
+  StatusOr<AqLookPlan> plan = PlanAqLook(budget, kStepLookShare);
+  if (!plan.ok()) return plan.status();
+  const int levels = StepLookLevels(grid);
+  std::vector<int64_t> counts = StepLookCounts(runs, grid, levels);
+  plan.value().noise.AddTo(&counts, rng);
+  StepLookOutcome outcome;
+  outcome.level = StepLookChoice(counts, plan.value().noise_scale);
+  outcome.continuous = StepLookSawContinuous(counts, plan.value().noise_scale);
+  report->step_look_spent = plan.value().share;
+  *rest = plan.value().rest;
+  return outcome;
+}
+
+namespace {
+
+// The default ('auto') where its step look (in.step_look, taken before the
+// intervals by the pipeline: release.cc) found no step: AQ's first look and
+// then AQ on this grid, or AggTree's small tree where that look shows
+// spread records (AutoSpreadPicksTree), with what is left. in.budget is
+// what the step look left. (A step found runs that step's method, on its
+// grid, instead of this.)
 Status RunAuto(const MethodInput& in, ReleaseReport* report,
                std::vector<double>* values) {
-  int level = 0;
-  bool continuous = false;  // the step look saw values off every lattice
-  PrivacyBudget rest = in.budget;
-  if (in.step_level.has_value()) {
-    level = *in.step_level;
-  } else {
-    StatusOr<AqLookPlan> plan = PlanAqLook(in.budget, kStepLookShare);
-    if (!plan.ok()) return plan.status();
-    const int levels = StepLookLevels(in.grid);
-    std::vector<int64_t> counts = StepLookCounts(in.runs, in.grid, levels);
-    plan.value().noise.AddTo(&counts, in.rng);
-    level = StepLookChoice(counts, plan.value().noise_scale);
-    continuous = StepLookSawContinuous(counts, plan.value().noise_scale);
-    report->step_look_spent = plan.value().share;
-    rest = plan.value().rest;
+  if (!in.step_look.has_value() || in.step_look->level != 0) {
+    return Status(StatusCode::kInvalidState,
+                  "the default runs after its step look, on no step found");
   }
-  report->step_look_share = kStepLookShare;
-  if (level == 0) {
-    // AQ's first look, then AQ with it; or, where the step look saw values
-    // off every lattice and the first look shows them spread over the
-    // bounds, and the request reaches the tails or is long, AggTree's small
-    // tree on this grid (AutoSpreadPicksTree). A grouped release (step look
-    // made before) keeps AQ: one method for every key.
-    const MethodInput plain{in.runs,      in.grid, in.request, rest,
-                            in.quantiles, in.rng,  in.options};
-    AqLook look;
-    PrivacyBudget after_look;
-    Status status = TakeAqLook(plain, DefaultAqLookShare(in.quantiles), report,
-                               &look, &after_look);
-    if (!status.ok()) return status;
-    if (!continuous ||
-        !AutoSpreadPicksTree(look, in.quantiles,
-                             rest.kind == PrivacyBudget::Kind::kZcdp)) {
-      report->method = "aq";
-      ReleaseAqWith(plain, after_look, look, report, values);
-      return Status::Ok();
-    }
-    report->method = "aggtree";
-    // What the two looks left: the tree runs on it, and reports it.
-    const PrivacyBudget& tree_budget = after_look;
-    ReportTreeLevels(kAutoSpreadTree, tree_budget, report);
-    StatusOr<std::vector<double>> released =
-        ReleaseAggTree(in.runs, in.grid, in.request.lower, in.request.upper,
-                       in.quantiles, kAutoSpreadTree, tree_budget, in.rng);
-    if (!released.ok()) return released.status();
-    // The tree interpolates inside its leaves; the default releases on its
-    // grid, as AQ would (post-processing; monotone, so the order stays).
-    values->clear();
-    for (double value : released.value()) {
-      values->push_back(in.grid.ValueAt(in.grid.PointOf(value)));
-    }
-    report->resolution = in.grid.resolution();
+  // Where the step look saw values off every lattice and AQ's first look
+  // shows them spread over the bounds, and the request reaches the tails
+  // or is long, AggTree's small tree on this grid (AutoSpreadPicksTree). A
+  // grouped release (continuous false) keeps AQ: one method for every key.
+  const bool continuous = in.step_look->continuous;
+  const PrivacyBudget& rest = in.budget;
+  AqLook look;
+  PrivacyBudget after_look;
+  Status status = TakeAqLook(in, DefaultAqLookShare(in.quantiles), report,
+                             &look, &after_look);
+  if (!status.ok()) return status;
+  if (!continuous ||
+      !AutoSpreadPicksTree(look, in.quantiles,
+                           rest.kind == PrivacyBudget::Kind::kZcdp)) {
+    report->method = "aq";
+    ReleaseAqWith(in, after_look, look, report, values);
     return Status::Ok();
   }
-  const double step = StepLookStep(in.grid, level);
-  report->step_look_step = step;
-  StatusOr<OutputGrid> grid =
-      OutputGrid::WithStep(in.request.lower, in.request.upper, step);
-  if (!grid.ok()) return grid.status();  // (StepLookLevels checked it)
-  StatusOr<RunsStore> runs = RunsStore::OnGrid(in.runs, in.grid, grid.value());
-  if (!runs.ok()) return runs.status();
-  ReleaseRequest stepped = in.request;
-  stepped.options.emplace_back("step", step);
-  const bool tree = AutoTreeOnStep(grid.value(), in.quantiles,
-                                   rest.kind == PrivacyBudget::Kind::kZcdp);
-  stepped.method = tree ? "aggtree" : "aq";
-  report->method = stepped.method;
-  const MethodInput on_step{
-      runs.value().view(),   grid.value(), stepped, rest, in.quantiles, in.rng,
-      MethodOptions(stepped)};
-  return tree ? RunAggTree(on_step, report, values)
-              : RunAq(on_step, report, values);
+  report->method = "aggtree";
+  // What the two looks left: the tree runs on it, and reports it.
+  const PrivacyBudget& tree_budget = after_look;
+  ReportTreeLevels(kAutoSpreadTree, tree_budget, report);
+  StatusOr<std::vector<double>> released =
+      ReleaseAggTree(in.runs, in.grid, in.request.lower, in.request.upper,
+                     in.quantiles, kAutoSpreadTree, tree_budget, in.rng);
+  if (!released.ok()) return released.status();
+  // The tree interpolates inside its leaves; the default releases on its
+  // grid, as AQ would (post-processing; monotone, so the order stays).
+  values->clear();
+  for (double value : released.value()) {
+    values->push_back(in.grid.ValueAt(in.grid.PointOf(value)));
+  }
+  report->resolution = in.grid.resolution();
+  return Status::Ok();
 }
 
 Status RunAppIndExp(const MethodInput& in, ReleaseReport* report,

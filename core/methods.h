@@ -38,6 +38,15 @@ class MethodOptions {
   const ReleaseRequest& request_;
 };
 
+// What the default's step look (step_look.h) found: the level of the step
+// (0: none) and whether it saw most values off every lattice
+// (StepLookSawContinuous; a grouped release says no, and keeps AQ: one
+// method for every key).
+struct StepLookOutcome {
+  int level = 0;
+  bool continuous = false;
+};
+
 // What a method reads.
 struct MethodInput {
   Runs runs;               // the records, on `grid`
@@ -49,9 +58,11 @@ struct MethodInput {
   const std::vector<double>& quantiles;  // distinct, ascending
   RandomSource& rng;
   MethodOptions options;
-  // The default's step look (step_look.h) when it was made before the
-  // method: a grouped release looks once over every key's records.
-  std::optional<int> step_level = std::nullopt;
+  // The default's step look (step_look.h), which the release's pipeline
+  // takes before the intervals and the method (release.cc; a grouped
+  // release once over every key's records, groups.cc). "auto" runs only
+  // where it found no step: a step found runs that step's method instead.
+  std::optional<StepLookOutcome> step_look = std::nullopt;
 };
 
 // Fills `values` (one per distinct quantile) and the report's details.
@@ -85,6 +96,13 @@ bool AutoPicksTree(double points, const std::vector<double>& distinct,
 // step's grid.
 bool AutoTreeOnStep(const OutputGrid& step_grid,
                     const std::vector<double>& distinct, bool rho);
+// The default's step look on `runs` (on `grid`, the default grid) at
+// kStepLookShare of `budget`: the outcome, what it spent in the report, and
+// the rest of the budget in *rest.
+StatusOr<StepLookOutcome> TakeStepLook(const Runs& runs, const OutputGrid& grid,
+                                       const PrivacyBudget& budget,
+                                       RandomSource& rng, ReleaseReport* report,
+                                       PrivacyBudget* rest);
 // A coarse grid, on which AggTree's trimmed tree of one or two levels beat
 // AQ for 4 or more quantiles, and for 2 or more in the outer 5%. Measured
 // natively (n = 1,000, epsilon = 1, 400 releases; rank error AQ -> AggTree):

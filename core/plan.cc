@@ -143,12 +143,24 @@ Status SplitBudgets(const ReleaseRequest& request, double share,
     planned.sampling_beta_half = kPopulationSamplingBeta * beta / 2;
   }
   planned.brackets = intervals;
-  planned.bracket_epsilon = ExponentialMechanismEpsilonPerPart(
-      intervals, static_cast<int>(2 * quantiles.size()));
   // The mechanisms' part of beta, each side half of it (population
   // intervals give the rest to the count and the sampling).
-  const double mechanism_beta =
+  planned.mechanism_beta =
       planned.population ? kPopulationMechanismBeta * beta : beta;
+  return PlanIntervalMechanism(quantiles, &planned);
+}
+
+}  // namespace
+
+Status PlanIntervalMechanism(const std::vector<double>& quantiles,
+                             IntervalPlan* plan) {
+  IntervalPlan& planned = *plan;
+  const PrivacyBudget& intervals = planned.brackets;
+  const double mechanism_beta = planned.mechanism_beta;
+  planned.tree = false;
+  planned.tree_offsets.clear();
+  planned.bracket_epsilon = ExponentialMechanismEpsilonPerPart(
+      intervals, static_cast<int>(2 * quantiles.size()));
   StatusOr<AggTreeShape> shape = IntervalTreeShape(planned.grid);
   if (!shape.ok()) return Status::Ok();  // brackets, then
   const PrivacyBudget level = AggTreeLevelBudget(shape.value(), intervals);
@@ -174,8 +186,6 @@ Status SplitBudgets(const ReleaseRequest& request, double share,
   }
   return Status::Ok();
 }
-
-}  // namespace
 
 StatusOr<ReleasePlan> PlanRelease(const ReleaseRequest& request,
                                   const PrivacySession* session) {

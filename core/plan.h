@@ -33,6 +33,8 @@ struct IntervalPlan {
   // The brackets' confidence: the caller's, or for population intervals
   // its part 1 - kPopulationMechanismBeta beta.
   double mechanism_confidence = 0;
+  // The mechanisms' part of beta, each side half of it.
+  double mechanism_beta = 0;
   PrivacyBudget brackets;         // the 2m brackets together
   double bracket_epsilon = 0;     // each bracket mechanism's
   PrivacyBudget count;            // population: the noisy count's
@@ -62,9 +64,17 @@ struct ReleasePlan {
   int64_t max_contributions = 0;  // add-remove-user: k
   std::optional<IntervalPlan> intervals;
   SortedQuantiles quantiles;
-  // The default's step look, when made before the method (MethodInput).
-  std::optional<int> step_level;
+  // The default's step look, when made before the release (a grouped
+  // release's one look over every key; MethodInput).
+  std::optional<StepLookOutcome> step_look;
 };
+
+// Brackets or a tree for the intervals on planned->grid, whichever has the
+// smaller mechanism offsets, with planned->brackets, mechanism_confidence
+// and mechanism_beta. Public parameters only: the plan's, and a step the
+// default's step look found (release.cc).
+Status PlanIntervalMechanism(const std::vector<double>& quantiles,
+                             IntervalPlan* planned);
 
 // `request.method` is a method's name ("auto" resolved, ResolveMethod).
 // With a session, BUDGET_EXCEEDED when the release would not fit it.

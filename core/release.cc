@@ -4,6 +4,8 @@
 #include <cmath>
 #include <memory>
 #include <new>
+#include <optional>
+#include <string>
 
 #include "core/agg_tree.h"
 #include "core/contributions.h"
@@ -206,16 +208,14 @@ StatusOr<Brackets> RunIntervals(const Runs& runs, const ReleasePlan& plan,
 
 }  // namespace
 
-StatusOr<ReleaseReport> RunPrepared(const Runs& runs,
-                                    const ReleaseRequest& request,
-                                    const ReleasePlan& plan, RandomSource& rng,
-                                    double* out) {
-  ReleaseReport report;
-  report.method = plan.method->name;
-  report.spent = plan.spend;
-  report.neighbouring = NeighbouringName(plan.neighbouring);
-  report.max_contributions = plan.max_contributions;
-  report.seeded = request.seed.has_value();
+namespace {
+
+// The intervals, then the method, on runs on plan.grid; the method with
+// `budget` (the plan's, or what the default's step look left).
+StatusOr<ReleaseReport> RunStages(
+    const Runs& runs, const ReleaseRequest& request, const ReleasePlan& plan,
+    const PrivacyBudget& budget, std::optional<StepLookOutcome> step_look,
+    RandomSource& rng, double* out, ReleaseReport report) {
   Brackets brackets;
   if (plan.intervals.has_value()) {
     StatusOr<Brackets> drawn = RunIntervals(runs, plan, rng, &report);
@@ -226,11 +226,11 @@ StatusOr<ReleaseReport> RunPrepared(const Runs& runs,
   const MethodInput input{runs,
                           plan.grid,
                           request,
-                          plan.budget,
+                          budget,
                           plan.quantiles.distinct,
                           rng,
                           MethodOptions(request),
-                          plan.step_level};
+                          step_look};
   Status status = plan.method->run(input, &report, &values);
   if (!status.ok()) return status;
   if (!rng.healthy()) return EntropyUnavailable();
@@ -246,6 +246,71 @@ StatusOr<ReleaseReport> RunPrepared(const Runs& runs,
     }
   }
   return report;
+}
+
+}  // namespace
+
+StatusOr<ReleaseReport> RunPrepared(const Runs& runs,
+                                    const ReleaseRequest& request,
+                                    const ReleasePlan& plan, RandomSource& rng,
+                                    double* out) {
+  ReleaseReport report;
+  report.method = plan.method->name;
+  report.spent = plan.spend;
+  report.neighbouring = NeighbouringName(plan.neighbouring);
+  report.max_contributions = plan.max_contributions;
+  report.seeded = request.seed.has_value();
+  if (std::string(plan.method->name) != "auto") {
+    return RunStages(runs, request, plan, plan.budget, std::nullopt, rng, out,
+                     std::move(report));
+  }
+  // The default: its step look first (here, or before a grouped release
+  // over every key), so that the intervals and the method both run on a
+  // step it finds (step_look.h).
+  PrivacyBudget rest = plan.budget;
+  std::optional<StepLookOutcome> look = plan.step_look;
+  if (!look.has_value()) {
+    StatusOr<StepLookOutcome> taken =
+        TakeStepLook(runs, plan.grid, plan.budget, rng, &report, &rest);
+    if (!taken.ok()) return taken.status();
+    look = taken.value();
+  }
+  report.step_look_share = kStepLookShare;
+  if (look->level == 0) {
+    return RunStages(runs, request, plan, rest, look, rng, out,
+                     std::move(report));
+  }
+  // A step found: the release `step` would give (the default's rule picks
+  // AggTree or AQ), the records moved to the step's nearest points, the
+  // intervals planned on its grid: all public given the step.
+  const double step = StepLookStep(plan.grid, look->level);
+  report.step_look_step = step;
+  StatusOr<OutputGrid> grid =
+      OutputGrid::WithStep(request.lower, request.upper, step);
+  if (!grid.ok()) return grid.status();  // (StepLookLevels checked it)
+  StatusOr<RunsStore> moved = RunsStore::OnGrid(runs, plan.grid, grid.value());
+  if (!moved.ok()) return moved.status();
+  ReleaseRequest stepped = request;
+  stepped.options.emplace_back("step", step);
+  stepped.method = AutoTreeOnStep(grid.value(), plan.quantiles.distinct,
+                                  rest.kind == PrivacyBudget::Kind::kZcdp)
+                       ? "aggtree"
+                       : "aq";
+  StatusOr<const MethodSpec*> method = FindMethod(stepped.method);
+  if (!method.ok()) return method.status();
+  ReleasePlan on_step = plan;
+  on_step.method = method.value();
+  on_step.grid = grid.value();
+  on_step.step_look.reset();
+  if (on_step.intervals.has_value()) {
+    on_step.intervals->grid = IntervalGrid(on_step.grid);
+    const Status status =
+        PlanIntervalMechanism(on_step.quantiles.distinct, &*on_step.intervals);
+    if (!status.ok()) return status;
+  }
+  report.method = stepped.method;
+  return RunStages(moved.value().view(), stepped, on_step, rest, std::nullopt,
+                   rng, out, std::move(report));
 }
 
 namespace {

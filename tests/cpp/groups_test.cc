@@ -563,6 +563,19 @@ TEST(GroupsTest, TheStepLookIsOneLookOverEveryKey) {
     EXPECT_EQ(grouped.value().release.step_look_step, 1) << seed;
     EXPECT_EQ(grouped.value().release.step_look_share, kStepLookShare);
     for (const double v : out) EXPECT_EQ(v, std::floor(v)) << seed;
+    if (seed > 3) continue;
+    // With intervals: each key's are drawn on the step found, as its
+    // values are (release.cc): whole numbers, every key's.
+    request.release.confidence = 0.9;
+    const StatusOr<GroupedReport> with = Grouped(rows, request, &out);
+    ASSERT_TRUE(with.ok()) << with.status().message();
+    const ReleaseReport& r = with.value().release;
+    EXPECT_EQ(r.step_look_step, 1) << seed;
+    ASSERT_EQ(r.interval_low.size(), 50 * request.release.quantiles.size());
+    for (size_t i = 0; i < r.interval_low.size(); ++i) {
+      EXPECT_EQ(r.interval_low[i], std::floor(r.interval_low[i])) << seed;
+      EXPECT_EQ(r.interval_high[i], std::floor(r.interval_high[i])) << seed;
+    }
   }
   // Private keys, none selected (200 keys of 10 rows, below the
   // selection's threshold): the report still says what the look found and

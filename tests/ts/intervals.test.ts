@@ -162,4 +162,38 @@ describe('confidence intervals', () => {
     const median = dpq.release(data, { lower: 0, upper: 100, quantiles: [0.5], epsilon: 1, confidence: 0.9 });
     expect(median.intervals!.method).toBe('brackets');
   });
+
+  it("are drawn on the step the default's look found, as if it had been given", () => {
+    // Whole numbers, n = 1,000, nine deciles, epsilon 1, 90%: the step look
+    // runs before the intervals, which then use its step's grid (101
+    // points, not 4,097). Measured (seeded): mean width about 18 (at most
+    // 18.8 over 100 groups of 20 releases), every decile held, every end
+    // whole where the look found 1 (it did in 97%); drawn on the default
+    // grid as before, 40.9.
+    let state = 5;
+    const uniform = () => {
+      state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+      return (state + 0.5) / 4294967296;
+    };
+    const data = Float64Array.from({ length: 1000 }, () => Math.floor(20 + 50 * uniform()));
+    const quantiles = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
+    let found = 0;
+    let width = 0;
+    let held = 0;
+    for (let t = 0; t < 20; t++) {
+      const release = dpq.release(data, { lower: 0, upper: 100, quantiles, epsilon: 1, confidence: 0.9 });
+      if (release.stepLook!.step !== 1) continue;
+      found += 1;
+      const intervals = release.intervals!;
+      quantiles.forEach((q, i) => {
+        expect(Number.isInteger(intervals.low[i]) && Number.isInteger(intervals.high[i])).toBe(true);
+        const x = truth(data, q);
+        held += intervals.low[i] <= x && x <= intervals.high[i] ? 1 : 0;
+        width += intervals.high[i] - intervals.low[i];
+      });
+    }
+    expect(found).toBeGreaterThanOrEqual(15);
+    expect(held).toBeGreaterThanOrEqual(0.9 * 9 * found);
+    expect(width / (9 * found)).toBeLessThan(26);
+  });
 });

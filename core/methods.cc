@@ -168,16 +168,16 @@ StatusOr<StepLookOutcome> TakeStepLook(const Runs& runs, const OutputGrid& grid,
                                        const PrivacyBudget& budget,
                                        RandomSource& rng, ReleaseReport* report,
                                        PrivacyBudget* rest) {
-  StatusOr<AqLookPlan> plan = PlanAqLook(budget, kStepLookShare);
-  if (!plan.ok()) return plan.status();
+  StatusOr<AqLookPlan> look = PlanAqLook(budget, kStepLookShare);
+  if (!look.ok()) return look.status();
   const int levels = StepLookLevels(grid);
   std::vector<int64_t> counts = StepLookCounts(runs, grid, levels);
-  plan.value().noise.AddTo(&counts, rng);
+  look.value().noise.AddTo(&counts, rng);
   StepLookOutcome outcome;
-  outcome.level = StepLookChoice(counts, plan.value().noise_scale);
-  outcome.continuous = StepLookSawContinuous(counts, plan.value().noise_scale);
-  report->step_look_spent = plan.value().share;
-  *rest = plan.value().rest;
+  outcome.level = StepLookChoice(counts, look.value().noise_scale);
+  outcome.continuous = StepLookSawContinuous(counts, look.value().noise_scale);
+  report->step_look_spent = look.value().share;
+  *rest = look.value().rest;
   return outcome;
 }
 

@@ -406,8 +406,8 @@ const mutants = [
     // and AQ's first look left, not on what the step look alone left.
     name: 'spread tree: the tree on what the looks left',
     file: 'core/methods.cc',
-    from: '    const PrivacyBudget& tree_budget = after_look;',
-    to: '    const PrivacyBudget& tree_budget = rest;',
+    from: '  const PrivacyBudget& tree_budget = after_look;',
+    to: '  const PrivacyBudget& tree_budget = rest;',
     tests: 'SpreadTest.*',
   },
   {
@@ -432,8 +432,8 @@ const mutants = [
     // The release after the step look on all of the budget, not the rest.
     name: 'step look: the release on the rest',
     file: 'core/methods.cc',
-    from: '    rest = plan.value().rest;',
-    to: '    rest = in.budget;',
+    from: '  *rest = look.value().rest;',
+    to: '  *rest = budget;',
     tests: 'ReleaseTest.*:StepLookTest.*',
   },
   {

@@ -145,10 +145,10 @@ StatusOr<Runs> PrepareRows(double* data, size_t count, const uint32_t* users,
 }
 
 // The intervals' brackets on the runs (intervals.h), before the method runs.
-StatusOr<Brackets> RunIntervals(const Runs& runs, const ReleasePlan& plan,
+StatusOr<Brackets> RunIntervals(const Runs& runs, const OutputGrid& grid,
+                                const IntervalPlan& intervals,
+                                const std::vector<double>& quantiles,
                                 RandomSource& rng, ReleaseReport* report) {
-  const IntervalPlan& intervals = *plan.intervals;
-  const std::vector<double>& quantiles = plan.quantiles.distinct;
   std::vector<double> below;
   std::vector<double> above;
   if (intervals.population) {
@@ -183,15 +183,15 @@ StatusOr<Brackets> RunIntervals(const Runs& runs, const ReleasePlan& plan,
       low_offsets[i] += below[i];
       high_offsets[i] += above[i];
     }
-    brackets = TreeIntervals(runs, plan.grid, intervals.grid,
-                             intervals.tree_shape, intervals.tree_noise,
-                             quantiles, low_offsets, high_offsets, rng);
+    brackets = TreeIntervals(runs, grid, intervals.grid, intervals.tree_shape,
+                             intervals.tree_noise, quantiles, low_offsets,
+                             high_offsets, rng);
   } else {
     report->interval_method = "brackets";
     report->interval_epsilon = intervals.bracket_epsilon;
     report->interval_parts = static_cast<int>(2 * quantiles.size());
     brackets = SampleBrackets(
-        runs, plan.grid, intervals.grid, quantiles, intervals.bracket_epsilon,
+        runs, grid, intervals.grid, quantiles, intervals.bracket_epsilon,
         intervals.mechanism_confidence, rng, below, above);
   }
   // Monotone in q by post-processing that only widens: each low the least
@@ -210,28 +210,41 @@ StatusOr<Brackets> RunIntervals(const Runs& runs, const ReleasePlan& plan,
 
 namespace {
 
-// The intervals, then the method, on runs on plan.grid; the method with
-// `budget` (the plan's, or what the default's step look left).
-StatusOr<ReleaseReport> RunStages(
-    const Runs& runs, const ReleaseRequest& request, const ReleasePlan& plan,
-    const PrivacyBudget& budget, std::optional<StepLookOutcome> step_look,
-    RandomSource& rng, double* out, ReleaseReport report) {
+// What the intervals and the method run with: the plan's, or after the
+// default's step look its outcome and what it left, and on a step found
+// that step's grid, method and intervals' plan.
+struct Stage {
+  const OutputGrid* grid;
+  const MethodSpec* method;
+  const IntervalPlan* intervals;  // nullptr: none asked for
+  PrivacyBudget budget;
+  std::optional<StepLookOutcome> step_look;
+};
+
+// The intervals, then the method, on runs on stage.grid.
+StatusOr<ReleaseReport> RunStages(const Runs& runs,
+                                  const ReleaseRequest& request,
+                                  const ReleasePlan& plan, const Stage& stage,
+                                  RandomSource& rng, double* out,
+                                  ReleaseReport report) {
   Brackets brackets;
-  if (plan.intervals.has_value()) {
-    StatusOr<Brackets> drawn = RunIntervals(runs, plan, rng, &report);
+  if (stage.intervals != nullptr) {
+    StatusOr<Brackets> drawn =
+        RunIntervals(runs, *stage.grid, *stage.intervals,
+                     plan.quantiles.distinct, rng, &report);
     if (!drawn.ok()) return drawn.status();
     brackets = std::move(drawn.value());
   }
   std::vector<double> values;
   const MethodInput input{runs,
-                          plan.grid,
+                          *stage.grid,
                           request,
-                          budget,
+                          stage.budget,
                           plan.quantiles.distinct,
                           rng,
                           MethodOptions(request),
-                          step_look};
-  Status status = plan.method->run(input, &report, &values);
+                          stage.step_look};
+  Status status = stage.method->run(input, &report, &values);
   if (!status.ok()) return status;
   if (!rng.healthy()) return EntropyUnavailable();
   const std::vector<size_t>& index = plan.quantiles.index_of_input;
@@ -260,9 +273,12 @@ StatusOr<ReleaseReport> RunPrepared(const Runs& runs,
   report.neighbouring = NeighbouringName(plan.neighbouring);
   report.max_contributions = plan.max_contributions;
   report.seeded = request.seed.has_value();
+  const IntervalPlan* intervals =
+      plan.intervals.has_value() ? &*plan.intervals : nullptr;
   if (std::string(plan.method->name) != "auto") {
-    return RunStages(runs, request, plan, plan.budget, std::nullopt, rng, out,
-                     std::move(report));
+    return RunStages(runs, request, plan,
+                     {&plan.grid, plan.method, intervals, plan.budget, {}}, rng,
+                     out, std::move(report));
   }
   // The default: its step look first (here, or before a grouped release
   // over every key), so that the intervals and the method both run on a
@@ -277,7 +293,8 @@ StatusOr<ReleaseReport> RunPrepared(const Runs& runs,
   }
   report.step_look_share = kStepLookShare;
   if (look->level == 0) {
-    return RunStages(runs, request, plan, rest, look, rng, out,
+    return RunStages(runs, request, plan,
+                     {&plan.grid, plan.method, intervals, rest, look}, rng, out,
                      std::move(report));
   }
   // A step found: the release `step` would give (the default's rule picks
@@ -298,18 +315,21 @@ StatusOr<ReleaseReport> RunPrepared(const Runs& runs,
                        : "aq";
   StatusOr<const MethodSpec*> method = FindMethod(stepped.method);
   if (!method.ok()) return method.status();
-  ReleasePlan on_step = plan;
-  on_step.method = method.value();
-  on_step.grid = grid.value();
-  on_step.step_look.reset();
-  if (on_step.intervals.has_value()) {
-    on_step.intervals->grid = IntervalGrid(on_step.grid);
+  std::optional<IntervalPlan> on_step;
+  if (intervals != nullptr) {
+    on_step = *intervals;
+    on_step->grid = IntervalGrid(grid.value());
     const Status status =
-        PlanIntervalMechanism(on_step.quantiles.distinct, &*on_step.intervals);
+        PlanIntervalMechanism(plan.quantiles.distinct, &*on_step);
     if (!status.ok()) return status;
   }
   report.method = stepped.method;
-  return RunStages(moved.value().view(), stepped, on_step, rest, std::nullopt,
+  return RunStages(moved.value().view(), stepped, plan,
+                   {&grid.value(),
+                    method.value(),
+                    on_step.has_value() ? &*on_step : nullptr,
+                    rest,
+                    {}},
                    rng, out, std::move(report));
 }
 

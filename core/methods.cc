@@ -164,11 +164,15 @@ Status RunAggTree(const MethodInput& in, ReleaseReport* report,
 
 }  // namespace
 
+StatusOr<AqLookPlan> PlanStepLook(const PrivacyBudget& budget) {
+  return PlanAqLook(budget, kStepLookShare);
+}
+
 StatusOr<StepLookOutcome> TakeStepLook(const Runs& runs, const OutputGrid& grid,
                                        const PrivacyBudget& budget,
                                        RandomSource& rng, ReleaseReport* report,
                                        PrivacyBudget* rest) {
-  StatusOr<AqLookPlan> look = PlanAqLook(budget, kStepLookShare);
+  StatusOr<AqLookPlan> look = PlanStepLook(budget);
   if (!look.ok()) return look.status();
   const int levels = StepLookLevels(grid);
   std::vector<int64_t> counts = StepLookCounts(runs, grid, levels);

@@ -96,9 +96,12 @@ bool AutoPicksTree(double points, const std::vector<double>& distinct,
 // step's grid.
 bool AutoTreeOnStep(const OutputGrid& step_grid,
                     const std::vector<double>& distinct, bool rho);
-// The default's step look on `runs` (on `grid`, the default grid) at
-// kStepLookShare of `budget`: the outcome, what it spent in the report, and
-// the rest of the budget in *rest.
+// The step look's noise and the budget's split: kStepLookShare of `budget`
+// (what StepLookTest.HistogramSpendsItsShareExactly checks exactly).
+StatusOr<AqLookPlan> PlanStepLook(const PrivacyBudget& budget);
+// The default's step look on `runs` (on `grid`, the default grid) with
+// PlanStepLook's noise: the outcome, what it spent in the report, and the
+// rest of the budget in *rest.
 StatusOr<StepLookOutcome> TakeStepLook(const Runs& runs, const OutputGrid& grid,
                                        const PrivacyBudget& budget,
                                        RandomSource& rng, ReleaseReport* report,

@@ -429,6 +429,15 @@ const mutants = [
     tests: 'StepLookTest.*',
   },
   {
+    // A release's step look: its histogram's noise for 10% more than its
+    // share (PlanStepLook, the plan the exact test checks).
+    name: 'step look: histogram noise',
+    file: 'core/methods.cc',
+    from: '  return PlanAqLook(budget, kStepLookShare);',
+    to: '  return PlanAqLook(budget, kStepLookShare * 1.1);',
+    tests: 'StepLookTest.*',
+  },
+  {
     // The release after the step look on all of the budget, not the rest.
     name: 'step look: the release on the rest',
     file: 'core/methods.cc',

@@ -74,13 +74,13 @@ TEST(StepLookTest, HistogramSpendsItsShareExactly) {
   // For every pair of neighbouring datasets over points of every class (a
   // bound too) and every noisy histogram near them, the probability ratio
   // is at most e^(the share's epsilon) and reaches it. Also across the cap:
-  // a point's 64th and 65th record.
+  // a point's 128th and 129th record (kStepLookCap).
   const OutputGrid grid = OutputGrid::Default(0, 100);
   const int levels = StepLookLevels(grid);
   const std::vector<double> cells = {0, 7, 5000, 370000, 400000, 1000000};
   for (const double epsilon : {0.1, 1.0, 4.0}) {
     const StatusOr<AqLookPlan> plan =
-        PlanAqLook(PrivacyBudget::Pure(epsilon), kStepLookShare);
+        PlanStepLook(PrivacyBudget::Pure(epsilon));
     ASSERT_TRUE(plan.ok());
     const double share = plan.value().share.epsilon;
     EXPECT_DOUBLE_EQ(share, kStepLookShare * epsilon);
@@ -113,8 +113,7 @@ TEST(StepLookTest, HistogramSpendsItsShareExactly) {
   }
   // Under rho: a discrete Gaussian of variance 1 / (2 rho') per cell, rho'
   // the share, is rho'-zCDP for a histogram of sensitivity 1.
-  const StatusOr<AqLookPlan> plan =
-      PlanAqLook(PrivacyBudget::Zcdp(0.5), kStepLookShare);
+  const StatusOr<AqLookPlan> plan = PlanStepLook(PrivacyBudget::Zcdp(0.5));
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan.value().noise.kind, CountNoise::Kind::kGaussian);
   EXPECT_GE(plan.value().noise.parameter.Value(),

@@ -406,15 +406,12 @@ StatusOr<GroupedReport> RunGroups(const std::vector<Runs>& runs,
       report.step_look_share = kStepLookShare;
       report.method = "aq";
       if (plan.step_look->level > 0) {
-        const double step = StepLookStep(plan.grid, plan.step_look->level);
-        report.step_look_step = step;
-        const StatusOr<OutputGrid> grid = OutputGrid::WithStep(
-            planned.per_group.lower, planned.per_group.upper, step);
-        if (grid.ok() &&
-            AutoTreeOnStep(grid.value(), plan.quantiles.distinct,
-                           plan.budget.kind == PrivacyBudget::Kind::kZcdp)) {
-          report.method = "aggtree";
-        }
+        const StatusOr<DefaultOnStep> on =
+            PlanDefaultOnStep(planned.per_group, plan, plan.step_look->level,
+                              plan.budget.kind == PrivacyBudget::Kind::kZcdp);
+        if (!on.ok()) return on.status();
+        report.step_look_step = on.value().step;
+        report.method = on.value().method->name;
       }
     }
     report.seeded = planned.per_group.seed.has_value();

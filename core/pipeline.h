@@ -14,6 +14,18 @@ namespace dpq {
 // The request with "auto" replaced by the method it stands for.
 StatusOr<ReleaseRequest> Resolved(const ReleaseRequest& request);
 
+// Where the default's step look found a step (level > 0): the step, its
+// grid and the method the default's rule runs there (AggTree or AQ,
+// AutoTreeOnStep), as `step` would give. Public parameters only.
+struct DefaultOnStep {
+  double step;
+  OutputGrid grid;
+  const MethodSpec* method;
+};
+StatusOr<DefaultOnStep> PlanDefaultOnStep(const ReleaseRequest& request,
+                                          const ReleasePlan& plan, int level,
+                                          bool rho);
+
 // Runs the planned method (and the intervals) on prepared runs; writes one
 // value per requested quantile to out[0, m), in the order requested, and
 // the intervals to the report. Charges nothing.

@@ -300,37 +300,46 @@ StatusOr<ReleaseReport> RunPrepared(const Runs& runs,
   // A step found: the release `step` would give (the default's rule picks
   // AggTree or AQ), the records moved to the step's nearest points, the
   // intervals planned on its grid: all public given the step.
-  const double step = StepLookStep(plan.grid, look->level);
-  report.step_look_step = step;
-  StatusOr<OutputGrid> grid =
-      OutputGrid::WithStep(request.lower, request.upper, step);
-  if (!grid.ok()) return grid.status();  // (StepLookLevels checked it)
-  StatusOr<RunsStore> moved = RunsStore::OnGrid(runs, plan.grid, grid.value());
+  StatusOr<DefaultOnStep> on = PlanDefaultOnStep(
+      request, plan, look->level, rest.kind == PrivacyBudget::Kind::kZcdp);
+  if (!on.ok()) return on.status();
+  const DefaultOnStep& chosen = on.value();
+  report.step_look_step = chosen.step;
+  StatusOr<RunsStore> moved = RunsStore::OnGrid(runs, plan.grid, chosen.grid);
   if (!moved.ok()) return moved.status();
   ReleaseRequest stepped = request;
-  stepped.options.emplace_back("step", step);
-  stepped.method = AutoTreeOnStep(grid.value(), plan.quantiles.distinct,
-                                  rest.kind == PrivacyBudget::Kind::kZcdp)
-                       ? "aggtree"
-                       : "aq";
-  StatusOr<const MethodSpec*> method = FindMethod(stepped.method);
-  if (!method.ok()) return method.status();
+  stepped.options.emplace_back("step", chosen.step);
+  stepped.method = chosen.method->name;
   std::optional<IntervalPlan> on_step;
   if (intervals != nullptr) {
     on_step = *intervals;
-    on_step->grid = IntervalGrid(grid.value());
+    on_step->grid = IntervalGrid(chosen.grid);
     const Status status =
         PlanIntervalMechanism(plan.quantiles.distinct, &*on_step);
     if (!status.ok()) return status;
   }
   report.method = stepped.method;
   return RunStages(moved.value().view(), stepped, plan,
-                   {&grid.value(),
-                    method.value(),
+                   {&chosen.grid,
+                    chosen.method,
                     on_step.has_value() ? &*on_step : nullptr,
                     rest,
                     {}},
                    rng, out, std::move(report));
+}
+
+StatusOr<DefaultOnStep> PlanDefaultOnStep(const ReleaseRequest& request,
+                                          const ReleasePlan& plan, int level,
+                                          bool rho) {
+  const double step = StepLookStep(plan.grid, level);
+  StatusOr<OutputGrid> grid =
+      OutputGrid::WithStep(request.lower, request.upper, step);
+  if (!grid.ok()) return grid.status();  // (StepLookLevels checked it)
+  StatusOr<const MethodSpec*> method = FindMethod(
+      AutoTreeOnStep(grid.value(), plan.quantiles.distinct, rho) ? "aggtree"
+                                                                 : "aq");
+  if (!method.ok()) return method.status();
+  return DefaultOnStep{step, grid.value(), method.value()};
 }
 
 namespace {

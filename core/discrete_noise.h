@@ -71,7 +71,8 @@ constexpr int kMaxExpMinusLimbs = 1024;
 bool BernoulliExpMinusByDigits(RandomSource& rng, uint64_t numerator,
                                uint64_t denominator);
 
-// P(x) proportional to exp(-|x| / scale) on the integers.
+// P(x) proportional to exp(-|x| / scale) on the integers (CKS Algorithm 2,
+// or by whole steps for a large numerator: CountNoise::AddTo).
 int64_t SampleDiscreteLaplace(RandomSource& rng, const Rational& scale);
 // P(x) proportional to exp(-x^2 / (2 variance)) on the integers.
 int64_t SampleDiscreteGaussian(RandomSource& rng, const Rational& variance);
@@ -89,7 +90,10 @@ struct CountNoise {
   // Adds independent noise to every count, sharing random words between
   // draws (6, 10, 17 bits a draw at scales 1, 4, 10). Laplace noise with a
   // scale numerator up to 2^16 takes the table-driven path (the trials of
-  // BernoulliExpMinusByDigits; the same distribution, several times faster).
+  // BernoulliExpMinusByDigits; the same distribution, several times faster);
+  // a larger numerator with a scale from 1 to 4,096 draws by whole steps
+  // (WholeStepTable in discrete_noise.cc; Sample and SampleDiscreteLaplace
+  // too).
   void AddTo(std::vector<int64_t>* counts, RandomSource& rng) const;
   double Pmf(int64_t x) const;
 };

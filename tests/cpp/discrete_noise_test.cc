@@ -226,6 +226,43 @@ TEST(DiscreteNoiseTest, DiscreteLaplaceMatchesItsPmf) {
   }
 }
 
+TEST(DiscreteNoiseTest, LargeNumeratorScalesDrawTheirPmf) {
+  // Scales whose exact rational has a numerator near 2^40 (a budget a hair
+  // below its decimal) draw by whole steps (WholeStepTable): single draws
+  // and batches, five scales in turn so that the per-thread tables are
+  // replaced (four are kept), each against its own PMF.
+  SeededRandom rng(85);
+  const std::vector<double> scales = {1 + 1e-9, 1.7, 40.0 / 3, 2.5 + 1e-9,
+                                      27.4};
+  std::vector<Rational> rationals;
+  for (double scale : scales) {
+    rationals.push_back(LaplaceScaleAtLeast(scale).value());
+    ASSERT_GT(rationals.back().numerator, uint64_t{1} << 30) << scale;
+  }
+  std::vector<std::vector<int64_t>> single(scales.size());
+  std::vector<std::vector<int64_t>> batched(scales.size());
+  for (int round = 0; round < 100000 / 2; ++round) {
+    for (size_t i = 0; i < scales.size(); ++i) {
+      single[i].push_back(SampleDiscreteLaplace(rng, rationals[i]));
+      CountNoise noise;
+      noise.parameter = rationals[i];
+      std::vector<int64_t> batch(2, 0);
+      noise.AddTo(&batch, rng);
+      batched[i].insert(batched[i].end(), batch.begin(), batch.end());
+      single[i].push_back(noise.Sample(rng));
+    }
+  }
+  for (size_t i = 0; i < scales.size(); ++i) {
+    const double value = rationals[i].Value();
+    for (const std::vector<int64_t>* drawn : {&single[i], &batched[i]}) {
+      size_t used = 0;
+      CheckPmf([&] { return (*drawn)[used++ % drawn->size()]; },
+               [&](int64_t x) { return DiscreteLaplacePmf(x, value); },
+               static_cast<int64_t>(6 * value) + 2, "whole steps");
+    }
+  }
+}
+
 TEST(DiscreteNoiseTest, DiscreteGaussianMatchesItsPmf) {
   SeededRandom rng(83);
   for (double variance : {0.2, 1.0, 6.5, 400.0}) {

@@ -189,6 +189,27 @@ Status NonFiniteRow(size_t i) {
                 "values[" + std::to_string(i) + "] is not a finite number");
 }
 
+// The default's step look for groups counts every key's records in one
+// histogram (GroupStepLook below). Rows add each key's counts as its runs
+// are made, while they are in cache; counts add them before the keys run.
+// Nothing is counted unless the method is the default.
+struct StepLookSum {
+  explicit StepLookSum(const GroupPlan& planned)
+      : grid(planned.plan.grid),
+        wanted(std::string(planned.plan.method->name) == "auto"),
+        levels(wanted ? StepLookLevels(grid) : 0),
+        sum(StepLookCells(levels), 0) {}
+  void Add(const Runs& key) {
+    if (!wanted) return;
+    const std::vector<int64_t> counts = StepLookCounts(key, grid, levels);
+    for (size_t c = 0; c < sum.size(); ++c) sum[c] += counts[c];
+  }
+  const OutputGrid& grid;
+  bool wanted;
+  int levels;
+  std::vector<int64_t> sum;
+};
+
 // Prepare, keyed rows: every value checked finite (the first bad one named
 // by its row) and, on a keyed grid (runs.h), made its point key in the
 // same pass that counts the codes; the listed rows' keys scattered into
@@ -208,7 +229,8 @@ Status NonFiniteRow(size_t i) {
 // values and codes, then RowsToRuns per slice.
 Status PrepareKeyedRows(double* values, unsigned char* codes, size_t count,
                         uint32_t keys, const GroupPlan& planned,
-                        std::vector<size_t>* offsets, std::vector<Runs>* runs) {
+                        std::vector<size_t>* offsets, std::vector<Runs>* runs,
+                        StepLookSum* step_look) {
   const ReleasePlan& plan = planned.plan;
   const OutputGrid& grid = plan.grid;
   std::vector<size_t> next(static_cast<size_t>(keys) + 2, 0);
@@ -251,6 +273,7 @@ Status PrepareKeyedRows(double* values, unsigned char* codes, size_t count,
         StoreWord32(slice, i, k);
       }
       (*runs)[key] = KeysToRunsInPlace(slice, size, grid, ends + start, sorted);
+      step_look->Add((*runs)[key]);  // while the key's runs are in cache
     }
     return Status::Ok();
   }
@@ -294,6 +317,7 @@ Status PrepareKeyedRows(double* values, unsigned char* codes, size_t count,
     StatusOr<Runs> made = RowsToRuns(slice, size, grid, ends + start);
     if (!made.ok()) return made.status();
     (*runs)[key] = made.value();
+    step_look->Add((*runs)[key]);
   }
   return Status::Ok();
 }
@@ -319,25 +343,19 @@ StatusOr<AqLookPlan> PlanGroupStepLook(const GroupPlan& planned) {
   return PlanAqLook(per_record, share);
 }
 
-StatusOr<int> GroupStepLook(const std::vector<Runs>& runs,
-                            const GroupPlan& planned, RandomSource& rng) {
+StatusOr<int> GroupStepLook(StepLookSum counted, const GroupPlan& planned,
+                            RandomSource& rng) {
   StatusOr<AqLookPlan> look = PlanGroupStepLook(planned);
   if (!look.ok()) return look.status();
-  const OutputGrid& grid = planned.plan.grid;
-  const int levels = StepLookLevels(grid);
-  std::vector<int64_t> sum(StepLookCells(levels), 0);
-  for (const Runs& key : runs) {
-    const std::vector<int64_t> counts = StepLookCounts(key, grid, levels);
-    for (size_t c = 0; c < sum.size(); ++c) sum[c] += counts[c];
-  }
-  look.value().noise.AddTo(&sum, rng);
-  return StepLookChoice(sum, look.value().noise_scale);
+  look.value().noise.AddTo(&counted.sum, rng);
+  return StepLookChoice(counted.sum, look.value().noise_scale);
 }
 
 // Select (private keys), run each released key's runs, report; the
 // session is charged once. The same for rows and counts.
 StatusOr<GroupedReport> RunGroups(const std::vector<Runs>& runs,
                                   const std::vector<uint64_t>& counts,
+                                  StepLookSum step_look,
                                   const GroupRequest& request,
                                   const GroupPlan& planned, RandomSource& rng,
                                   double* out, PrivacySession* session) {
@@ -359,7 +377,7 @@ StatusOr<GroupedReport> RunGroups(const std::vector<Runs>& runs,
   ReleasePlan plan = planned.plan;
   PrivacyBudget step_look_spent;
   if (std::string(plan.method->name) == "auto") {
-    StatusOr<int> level = GroupStepLook(runs, planned, rng);
+    StatusOr<int> level = GroupStepLook(std::move(step_look), planned, rng);
     if (!level.ok()) return level.status();
     // Each group pays kStepLookShare of its budget per record (under rho
     // the noise took a g-th of that: GroupStepLook) and runs on the rest.
@@ -530,8 +548,9 @@ StatusOr<GroupedReport> ReleaseByGroup(double* values, unsigned char* codes,
   }
   std::vector<size_t> offsets;
   std::vector<Runs> runs;
+  StepLookSum step_look(planned.value());
   status = PrepareKeyedRows(values, codes, count, request.keys, planned.value(),
-                            &offsets, &runs);
+                            &offsets, &runs, &step_look);
   if (!status.ok()) return status;
   if (planned.value().max_groups == 0 && request.private_keys) {
     counts.assign(request.keys, 0);
@@ -539,7 +558,8 @@ StatusOr<GroupedReport> ReleaseByGroup(double* values, unsigned char* codes,
       counts[key] = offsets[key + 1] - offsets[key];
     }
   }
-  return RunGroups(runs, counts, request, planned.value(), *rng, out, session);
+  return RunGroups(runs, counts, std::move(step_look), request, planned.value(),
+                   *rng, out, session);
 }
 
 StatusOr<GroupedReport> ReleaseByGroupFromCounts(
@@ -629,8 +649,11 @@ StatusOr<GroupedReport> ReleaseByGroupFromCounts(
     runs[key] = {points.get() + first, ends.get() + first, written - first};
     totals[key] = static_cast<uint64_t>(total);
   }
+  StepLookSum step_look(planned.value());
+  for (const Runs& key : runs) step_look.Add(key);
   std::unique_ptr<RandomSource> rng = MakeRandomSource(request.release.seed);
-  return RunGroups(runs, totals, bucketed, planned.value(), *rng, out, session);
+  return RunGroups(runs, totals, std::move(step_look), bucketed,
+                   planned.value(), *rng, out, session);
 }
 
 }  // namespace dpq

@@ -163,6 +163,24 @@ const mutants = [
     tests: 'AggTreeTest.*Privacy*:TreeCdfTest.*Privacy*:BoundsTest.*Privacy*:DpHistGkTest.*',
   },
   {
+    // Whole steps (large numerators): the geometric's ratio for a scale
+    // 10% smaller, i.e. less noise past the first step.
+    name: 'count noise: whole steps, the geometric',
+    file: 'core/discrete_noise.cc',
+    from: '                                     scale.numerator, 2)) {}',
+    to: '                                     scale.numerator + scale.numerator / 10, 2)) {}',
+    tests: 'DiscreteNoiseTest.*',
+  },
+  {
+    // Whole steps: each residue kept with exp(-(r + 1) s / t), one step
+    // too light against r = 0.
+    name: 'count noise: whole steps, the residues',
+    file: 'core/discrete_noise.cc',
+    from: '          ExpMinusLeadingDigits(r * scale_.denominator, scale_.numerator, 2);',
+    to: '          ExpMinusLeadingDigits((r + 1) * scale_.denominator, scale_.numerator, 2);',
+    tests: 'DiscreteNoiseTest.*',
+  },
+  {
     name: 'count noise (Gaussian variance)',
     file: 'core/discrete_noise.cc',
     from: 'GaussianVarianceAtLeast(ReciprocalUp(2 * share.rho));',
@@ -424,8 +442,8 @@ const mutants = [
     // cell too (the bounds' cell is apart; sensitivity 2, not 1).
     name: 'step look: the bounds apart',
     file: 'core/step_look.cc',
-    from: '      bounds += std::min(count, cap);',
-    to: '      bounds += std::min(count, cap);\n      sums[1] += std::min(count, cap);',
+    from: '      bounds += counted;',
+    to: '      bounds += counted;\n      sums[1] += counted;',
     tests: 'StepLookTest.*',
   },
   {

@@ -309,10 +309,13 @@ class WholeStepTable {
   ExpMinusDigits block_;
 };
 
-// The whole-step tables of the last few scales drawn with, per thread: a
-// grouped release draws with one or two scales thousands of times. The
-// digits are constants of public scales: keeping them shares nothing about
-// any data.
+// The whole-step tables of the last four scales drawn with, per thread: a
+// release draws with up to four (the step look, the first look, a tree's
+// levels, the intervals), a grouped one each of them thousands of times.
+// A table holds at most b + 1 digit strings of about 64 bytes each as
+// built (WebAssembly): a few KiB at a scale of 20, at most about 1 MiB for
+// all four at the largest scales. The digits are constants of public
+// scales: keeping them shares nothing about any data.
 WholeStepTable& CachedWholeStepTable(const Rational& scale) {
   constexpr size_t kKept = 4;
   static thread_local std::array<std::unique_ptr<WholeStepTable>, kKept> kept;

@@ -388,11 +388,21 @@ StatusOr<GroupedReport> RunGroups(const std::vector<Runs>& runs,
     // One method for every key: no step, AQ (continuous false).
     plan.step_look = StepLookOutcome{level.value(), false};
   }
+  // A step found: the default's plan on it, once for every key.
+  std::optional<DefaultOnStep> on_step;
+  if (plan.step_look.has_value() && plan.step_look->level > 0) {
+    StatusOr<DefaultOnStep> on =
+        PlanDefaultOnStep(planned.per_group, plan, plan.step_look->level,
+                          plan.budget.kind == PrivacyBudget::Kind::kZcdp);
+    if (!on.ok()) return on.status();
+    on_step = std::move(on.value());
+  }
   bool first = true;
   for (size_t key = 0; key < runs.size(); ++key) {
     if (grouped.released[key] == 0) continue;
-    StatusOr<ReleaseReport> one = RunPrepared(runs[key], planned.per_group,
-                                              plan, rng, out + key * planned.m);
+    StatusOr<ReleaseReport> one =
+        RunPrepared(runs[key], planned.per_group, plan, rng,
+                    out + key * planned.m, on_step ? &*on_step : nullptr);
     if (!one.ok()) return one.status();
     grouped.look_low[key] = one.value().look_low;
     grouped.look_high[key] = one.value().look_high;
@@ -423,13 +433,9 @@ StatusOr<GroupedReport> RunGroups(const std::vector<Runs>& runs,
       // choice on the step's grid (release.cc, RunPrepared).
       report.step_look_share = kStepLookShare;
       report.method = "aq";
-      if (plan.step_look->level > 0) {
-        const StatusOr<DefaultOnStep> on =
-            PlanDefaultOnStep(planned.per_group, plan, plan.step_look->level,
-                              plan.budget.kind == PrivacyBudget::Kind::kZcdp);
-        if (!on.ok()) return on.status();
-        report.step_look_step = on.value().step;
-        report.method = on.value().method->name;
+      if (on_step.has_value()) {
+        report.step_look_step = on_step->step;
+        report.method = on_step->method->name;
       }
     }
     report.seeded = planned.per_group.seed.has_value();

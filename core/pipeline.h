@@ -3,6 +3,8 @@
 #ifndef DPQ_CORE_PIPELINE_H_
 #define DPQ_CORE_PIPELINE_H_
 
+#include <optional>
+
 #include "core/plan.h"
 #include "core/random.h"
 #include "core/request.h"
@@ -16,11 +18,14 @@ StatusOr<ReleaseRequest> Resolved(const ReleaseRequest& request);
 
 // Where the default's step look found a step (level > 0): the step, its
 // grid and the method the default's rule runs there (AggTree or AQ,
-// AutoTreeOnStep), as `step` would give. Public parameters only.
+// AutoTreeOnStep), the request as `step` would give it, and the intervals
+// planned on the step's grid (when asked for). Public parameters only.
 struct DefaultOnStep {
   double step;
   OutputGrid grid;
   const MethodSpec* method;
+  ReleaseRequest request;
+  std::optional<IntervalPlan> intervals;
 };
 StatusOr<DefaultOnStep> PlanDefaultOnStep(const ReleaseRequest& request,
                                           const ReleasePlan& plan, int level,
@@ -28,11 +33,14 @@ StatusOr<DefaultOnStep> PlanDefaultOnStep(const ReleaseRequest& request,
 
 // Runs the planned method (and the intervals) on prepared runs; writes one
 // value per requested quantile to out[0, m), in the order requested, and
-// the intervals to the report. Charges nothing.
+// the intervals to the report. Charges nothing. `on_step`: the default's
+// plan on the step plan.step_look found, made once for many calls (a
+// grouped release's keys), or nullptr to make it here.
 StatusOr<ReleaseReport> RunPrepared(const Runs& runs,
                                     const ReleaseRequest& request,
                                     const ReleasePlan& plan, RandomSource& rng,
-                                    double* out);
+                                    double* out,
+                                    const DefaultOnStep* on_step = nullptr);
 
 }  // namespace dpq
 

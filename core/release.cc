@@ -266,7 +266,7 @@ StatusOr<ReleaseReport> RunStages(const Runs& runs,
 StatusOr<ReleaseReport> RunPrepared(const Runs& runs,
                                     const ReleaseRequest& request,
                                     const ReleasePlan& plan, RandomSource& rng,
-                                    double* out) {
+                                    double* out, const DefaultOnStep* on_step) {
   ReleaseReport report;
   report.method = plan.method->name;
   report.spent = plan.spend;
@@ -300,29 +300,23 @@ StatusOr<ReleaseReport> RunPrepared(const Runs& runs,
   // A step found: the release `step` would give (the default's rule picks
   // AggTree or AQ), the records moved to the step's nearest points, the
   // intervals planned on its grid: all public given the step.
-  StatusOr<DefaultOnStep> on = PlanDefaultOnStep(
-      request, plan, look->level, rest.kind == PrivacyBudget::Kind::kZcdp);
-  if (!on.ok()) return on.status();
-  const DefaultOnStep& chosen = on.value();
+  std::optional<DefaultOnStep> made;
+  if (on_step == nullptr) {
+    StatusOr<DefaultOnStep> on = PlanDefaultOnStep(
+        request, plan, look->level, rest.kind == PrivacyBudget::Kind::kZcdp);
+    if (!on.ok()) return on.status();
+    made = std::move(on.value());
+    on_step = &*made;
+  }
+  const DefaultOnStep& chosen = *on_step;
   report.step_look_step = chosen.step;
   StatusOr<RunsStore> moved = RunsStore::OnGrid(runs, plan.grid, chosen.grid);
   if (!moved.ok()) return moved.status();
-  ReleaseRequest stepped = request;
-  stepped.options.emplace_back("step", chosen.step);
-  stepped.method = chosen.method->name;
-  std::optional<IntervalPlan> on_step;
-  if (intervals != nullptr) {
-    on_step = *intervals;
-    on_step->grid = IntervalGrid(chosen.grid);
-    const Status status =
-        PlanIntervalMechanism(plan.quantiles.distinct, &*on_step);
-    if (!status.ok()) return status;
-  }
-  report.method = stepped.method;
-  return RunStages(moved.value().view(), stepped, plan,
+  report.method = chosen.method->name;
+  return RunStages(moved.value().view(), chosen.request, plan,
                    {&chosen.grid,
                     chosen.method,
-                    on_step.has_value() ? &*on_step : nullptr,
+                    chosen.intervals.has_value() ? &*chosen.intervals : nullptr,
                     rest,
                     {}},
                    rng, out, std::move(report));
@@ -339,7 +333,17 @@ StatusOr<DefaultOnStep> PlanDefaultOnStep(const ReleaseRequest& request,
       AutoTreeOnStep(grid.value(), plan.quantiles.distinct, rho) ? "aggtree"
                                                                  : "aq");
   if (!method.ok()) return method.status();
-  return DefaultOnStep{step, grid.value(), method.value()};
+  DefaultOnStep on{step, grid.value(), method.value(), request, {}};
+  on.request.options.emplace_back("step", step);
+  on.request.method = on.method->name;
+  if (plan.intervals.has_value()) {
+    on.intervals = *plan.intervals;
+    on.intervals->grid = IntervalGrid(on.grid);
+    const Status status =
+        PlanIntervalMechanism(plan.quantiles.distinct, &*on.intervals);
+    if (!status.ok()) return status;
+  }
+  return on;
 }
 
 namespace {

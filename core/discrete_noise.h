@@ -89,11 +89,12 @@ struct CountNoise {
   int64_t Sample(RandomSource& rng) const;
   // Adds independent noise to every count, sharing random words between
   // draws (6, 10, 17 bits a draw at scales 1, 4, 10). Laplace noise with a
-  // scale numerator up to 2^16 takes the table-driven path (the trials of
+  // scale numerator up to 4,096 takes the table-driven path (the trials of
   // BernoulliExpMinusByDigits; the same distribution, several times faster);
   // a larger numerator with a scale from 1 to 4,096 draws by whole steps
   // (WholeStepTable in discrete_noise.cc; Sample and SampleDiscreteLaplace
-  // too).
+  // too); other scales with a numerator up to 2^16 take the table for
+  // batches of more than 16 counts.
   void AddTo(std::vector<int64_t>* counts, RandomSource& rng) const;
   double Pmf(int64_t x) const;
 };

@@ -165,6 +165,10 @@ static_assert(kAqLookShellBits <= kMostFactorBits, "a measure's factor");
 // privacy-relevant (any number of bins: a record is in one).
 constexpr int kAqLookBins = 16;
 static_assert(kAqLookBins <= kMostBins, "BinnedWeights holds the bins");
+// Up to this many runs, the look's counts come from one pass over the runs
+// rather than a search per bin edge (the same counts). Not
+// privacy-relevant.
+constexpr size_t kAqLookWalkedRuns = 256;
 // The look's share of AQ's budget by default (option `look`), and the most
 // a caller may give it. Public.
 constexpr double kAqLookShare = 0.05;

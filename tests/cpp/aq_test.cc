@@ -386,6 +386,42 @@ TEST(AqTest, FirstLookHistogramSpendsItsShareExactly) {
   EXPECT_LE(AddUp(plan.value().rest.rho, plan.value().share.rho), 0.5);
 }
 
+// Groups' few runs are counted by one pass, more by a search per edge
+// (kAqLookWalkedRuns): both against counting each record's bin, on either
+// side of the threshold, with atoms and records on the edges.
+TEST(AqTest, FirstLookCountsByPassAndBySearchAgree) {
+  SeededRandom rng(17);
+  for (const size_t size : {size_t{1}, size_t{40}, kAqLookWalkedRuns,
+                            kAqLookWalkedRuns + 1, size_t{900}}) {
+    const int64_t points = 1000 + static_cast<int64_t>(rng.NextUint64() % 97);
+    std::vector<double> cells;
+    for (size_t i = 0; i < size; ++i) {
+      const uint64_t pick = rng.NextUint64();
+      // A tenth of the records on bin edges, the rest anywhere.
+      cells.push_back(static_cast<double>(
+          pick % 10 == 0
+              ? BinnedWeights::EdgeOf(static_cast<int>(pick / 10 % kAqLookBins),
+                                      kAqLookBins, points)
+              : static_cast<int64_t>(pick % points)));
+    }
+    std::sort(cells.begin(), cells.end());
+    const RunsStore store = testing::RunsOf(cells);
+    const std::vector<int64_t> counts =
+        AqLookCounts(store.view(), points, kAqLookBins);
+    std::vector<int64_t> expected(kAqLookBins, 0);
+    for (const double cell : cells) {
+      int bin = 0;
+      while (bin + 1 < kAqLookBins &&
+             BinnedWeights::EdgeOf(bin + 1, kAqLookBins, points) <= cell) {
+        ++bin;
+      }
+      ++expected[static_cast<size_t>(bin)];
+    }
+    EXPECT_EQ(counts, expected)
+        << size << " records, " << store.view().size << " runs";
+  }
+}
+
 TEST(AqTest, FirstLookCountsEveryRecordInItsBin) {
   // 16 bins over 40 points: edges at floor(b 40 / 16).
   const std::vector<double> cells = {0, 1, 2, 2, 3, 20, 39, 39};

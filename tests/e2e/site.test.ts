@@ -325,8 +325,29 @@ it('releases by group: penguins by species as small multiples, and weather group
   );
   expect(medians[2]).toBeGreaterThan(medians[0]);
   expect(await page.isVisible('#cdf-figure')).toBe(false);
+  // Quartiles are no tails: no note, whatever the groups' looks found.
+  expect(await page.isVisible('#group-note')).toBe(false);
   await expectAccessible(page, 'groups');
   await page.screenshot({ path: join(shots, 'groups.png'), fullPage: true });
+  // p95 and p99: every group took a first look (AQ), and the note names
+  // exactly the groups whose look found nothing (most releases: Chinstrap,
+  // 68 rows), or is hidden when every look found its values.
+  await page.selectOption('#preset', '0.95,0.99');
+  await page.click('#run');
+  await expect.poll(() => page.locator('#group-results tbody tr').count()).toBe(6);
+  await page.waitForFunction(() => document.getElementById('summary')!.textContent!.includes('2 quantiles for each'));
+  const looks = await page.locator('#group-results tbody tr').evaluateAll((rows) =>
+    rows.filter((_, i) => i % 2 === 0).map((row) => [row.children[0].textContent, (row as HTMLElement).dataset.look]),
+  );
+  expect(looks.map(([key]) => key)).toEqual(['Adelie', 'Chinstrap', 'Gentoo']);
+  for (const [, look] of looks) expect(['found', 'none']).toContain(look);
+  const unplaced = looks.filter(([, look]) => look === 'none').map(([key]) => key as string);
+  expect(await page.isVisible('#group-note')).toBe(unplaced.length > 0);
+  if (unplaced.length > 0) {
+    const note = (await page.textContent('#group-note'))!;
+    expect(note).toMatch(/^Tails far from the data, likely, for .*, so 0\.95, 0\.99 are drawn almost as if/);
+    for (const [key, look] of looks) expect(note.includes(key as string)).toBe(look === 'none');
+  }
   // Without grouping, the same dataset releases one column as before.
   await page.selectOption('#group-by', '');
   await page.click('#run');

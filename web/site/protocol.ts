@@ -97,7 +97,15 @@ export interface ReleaseResult {
    * for the data owner its true values; public keys (the dataset's
    * documented categories) or private ones chosen by a noisy count.
    */
-  groups?: { key: string; values: number[]; low?: number[]; high?: number[]; truth?: number[] }[];
+  groups?: {
+    key: string;
+    values: number[];
+    low?: number[];
+    high?: number[];
+    truth?: number[];
+    /** The group's first look (AQ), public: `found` absent when no bin passed. */
+    look?: { found?: [number, number] };
+  }[];
   keys?: 'public' | 'private';
 }
 

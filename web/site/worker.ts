@@ -450,6 +450,10 @@ async function groupedRelease(settings: ReleaseSettings, groupBy: string): Promi
           values: Array.from(group.values),
           ...(group.intervals === undefined ? {} : { low: Array.from(group.intervals.low), high: Array.from(group.intervals.high) }),
           truth: settings.quantiles.map((q) => (n === 0 ? NaN : sorted[Math.min(Math.floor(q * n), n - 1)])),
+          // Each group took a first look when the release reports its share.
+          ...(made.firstLook === undefined
+            ? {}
+            : { look: group.firstLook?.found === undefined ? {} : { found: group.firstLook.found } }),
         };
       }),
       session: sessionState(),

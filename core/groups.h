@@ -8,7 +8,15 @@
 // so adding it changes one group's runs and no other; every group's release
 // is the method's guarantee at the whole budget (parallel composition:
 // McSherry 2009), so the grouped release has the method's guarantee. Rows
-// whose key is not listed are left out (a function of public keys).
+// whose key is not listed are left out (a function of public keys). This
+// needs add/remove methods: a replace-one method (inverse sensitivity)
+// assumes its group's n fixed, but a replaced row can move to another key
+// (two groups change size) or to an unlisted one, so it is refused
+// (groups_test.cc has the exact witness: 1.50 at epsilon 1).
+// appindexp with delta, per person across g > 1 groups: a person reaches
+// at most g m exponential mechanisms, each k epsilon_p-bounded-range; the
+// plan checks their optimal composition (Dong, Durfee and Rogers) against
+// delta (CheckApproxAcrossGroups in groups.cc).
 // Private keys need (epsilon, delta): a share of epsilon selects the keys
 // (partition_selection.h, (epsilon_s, delta)-DP), the rest releases each
 // selected group (parallel across groups as above), and the two compose

@@ -508,6 +508,15 @@ const mutants = [
     to: '      (void)delta;',
     tests: 'GroupsTest.PrivateKeysUnderRho*:SessionTest.*',
   },
+  {
+    // A replace-one method let into groups: moving a row's key changes two
+    // groups' sizes, and the exact composed release reaches 1.5 eps.
+    name: 'groups: replace-one methods refused',
+    file: 'core/groups.cc',
+    from: '  if (planned.plan.neighbouring == Neighbouring::kReplaceOne) {',
+    to: '  if (false && planned.plan.neighbouring == Neighbouring::kReplaceOne) {',
+    tests: 'GroupsTest.EveryMethodGroupsTake*',
+  },
 ];
 
 // Mutants of the TypeScript package, checked by its Vitest tests on the

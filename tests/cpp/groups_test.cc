@@ -15,10 +15,14 @@
 #include <vector>
 
 #include "core/decimal.h"
+#include "core/inverse_sensitivity.h"
+#include "core/joint_exp.h"
+#include "core/methods.h"
 #include "core/partition_selection.h"
 #include "core/random.h"
 #include "core/release.h"
 #include "core/step_look.h"
+#include "tests/cpp/test_util.h"
 
 namespace dpq {
 namespace {
@@ -192,8 +196,7 @@ TEST(GroupsTest, CountsReleaseTheRowsBitForBit) {
   const size_t bucket_count = 1000;
   const Triples t = GroupBy(rows, keys, bucket_count);
   for (const bool private_keys : {false, true}) {
-    for (const char* method :
-         {"aq", "aggtree", "appindexp", "inverse-sensitivity"}) {
+    for (const char* method : {"aq", "aggtree", "appindexp", "jointexp"}) {
       GroupRequest request = BasicGroups(keys);
       request.release.method = method;
       request.release.buckets = static_cast<double>(bucket_count);
@@ -749,6 +752,224 @@ TEST(GroupsTest, PrivateKeysUnderRhoAreApproximateZcdp) {
                         Neighbouring::kAddRemoveUser, 1)
                 .code(),
             StatusCode::kInvalidPrivacy);
+}
+
+// The exact log-probabilities of every tuple of a joint method (JointExp or
+// inverse sensitivity, with the library's own kernels) on one group's cells.
+std::vector<double> JointLogs(bool inverse, std::vector<double> cells,
+                              int64_t steps,
+                              const std::vector<double>& quantiles,
+                              double epsilon) {
+  std::sort(cells.begin(), cells.end());
+  const JointKernel kernel =
+      inverse ? InverseSensitivityKernel(cells.size(), quantiles, epsilon)
+              : JointExpKernel(cells.size(), quantiles, epsilon);
+  const JointSampler sampler(cells.data(), cells.size(), steps, kernel);
+  std::vector<double> logs;
+  for (const auto& t :
+       testing::AllNonDecreasingTuples(steps, quantiles.size())) {
+    logs.push_back(sampler.LogProbability(t));
+  }
+  return logs;
+}
+
+// The largest |log P(o) - log P'(o)| of a release of two groups, A and B,
+// whose per-group releases are independent: over pairs of tuples the
+// log-ratios add, so the worst is the larger of the two signed sums of each
+// group's extreme log-ratios.
+double TwoGroupLogRatio(const std::vector<double>& a,
+                        const std::vector<double>& a_neighbour,
+                        const std::vector<double>& b,
+                        const std::vector<double>& b_neighbour) {
+  auto extremes = [](const std::vector<double>& x,
+                     const std::vector<double>& y) {
+    double up = -INFINITY;
+    double down = INFINITY;
+    for (size_t t = 0; t < x.size(); ++t) {
+      up = std::max(up, x[t] - y[t]);
+      down = std::min(down, x[t] - y[t]);
+    }
+    return std::pair<double, double>(up, down);
+  };
+  const auto [a_up, a_down] = extremes(a, a_neighbour);
+  const auto [b_up, b_down] = extremes(b, b_neighbour);
+  return std::max(a_up + b_up, -(a_down + b_down));
+}
+
+TEST(GroupsTest, EveryMethodGroupsTakeHoldsItsGuaranteeWhenARowMovesGroups) {
+  // The witness of the review: eps = 1, grid 0..7, quantiles [.2 .4 .6 .8],
+  // A = {0, 6, 6, 6, 6, 6}, B = {6, 6, 6, 6, 6}. A replace-one neighbour
+  // replaces the 0 by a row of key B (both groups change size) or of an
+  // unlisted key (A does); an add/remove neighbour removes the 0 (A
+  // changes). For each joint method, the grouped release either refuses it
+  // or its reported relation holds on the composed release, exactly. Without
+  // the refusal, inverse sensitivity reports replace-one and reaches 1.50.
+  const int64_t steps = 7;
+  const std::vector<double> quantiles = {0.2, 0.4, 0.6, 0.8};
+  const double epsilon = 1;
+  const std::vector<double> a = {0, 6, 6, 6, 6, 6};
+  const std::vector<double> a_less = {6, 6, 6, 6, 6};
+  const std::vector<double> b = {6, 6, 6, 6, 6};
+  const std::vector<double> b_more = {0, 6, 6, 6, 6, 6};
+  Rows rows;
+  for (const double x : a) {
+    rows.values.push_back(x);
+    rows.codes.push_back(0);
+  }
+  for (const double x : b) {
+    rows.values.push_back(x);
+    rows.codes.push_back(1);
+  }
+  for (const char* method : {"jointexp", "inverse-sensitivity"}) {
+    const bool inverse = std::string(method) == "inverse-sensitivity";
+    auto logs = [&](const std::vector<double>& cells) {
+      return JointLogs(inverse, cells, steps, quantiles, epsilon);
+    };
+    // Replace-one: the 0 moves to B, or to an unlisted key.
+    const double moved =
+        TwoGroupLogRatio(logs(a), logs(a_less), logs(b), logs(b_more));
+    const double unlisted =
+        TwoGroupLogRatio(logs(a), logs(a_less), logs(b), logs(b));
+    // Add/remove: the 0 removed (A changes; B does not).
+    const double removed = unlisted;
+    if (inverse) {
+      EXPECT_NEAR(moved, 1.50, 0.01);  // the review's witness
+      EXPECT_GT(unlisted, 1.03 * epsilon);
+    }
+    GroupRequest request = BasicGroups(2);
+    request.release.upper = 7;
+    request.release.options.push_back({"step", 1});
+    request.release.quantiles = quantiles;
+    request.release.epsilon = epsilon;
+    request.release.method = method;
+    std::vector<double> out;
+    const StatusOr<GroupedReport> report = Grouped(rows, request, &out);
+    if (!report.ok()) {
+      EXPECT_EQ(report.status().code(), StatusCode::kInvalidOption) << method;
+      EXPECT_NE(report.status().message().find("add-remove method"),
+                std::string::npos)
+          << report.status().message();
+      continue;
+    }
+    const std::string& relation = report.value().release.neighbouring;
+    EXPECT_EQ(report.value().release.spent.epsilon, epsilon) << method;
+    if (relation == "replace-one") {
+      EXPECT_LE(std::max(moved, unlisted), epsilon + 1e-9) << method;
+    } else {
+      ASSERT_EQ(relation, "add-remove") << method;
+      EXPECT_LE(removed, epsilon + 1e-9) << method;
+    }
+  }
+}
+
+TEST(GroupsTest, GroupsTakeOnlyAddRemoveMethods) {
+  // Every method of the table: a grouped release (rows and counts) takes it
+  // if and only if it protects an added or removed record; the refusal says
+  // why, before the data is read.
+  const Rows rows = MakeRows(3, 30, 5);
+  const std::vector<uint32_t> keys = {0, 1};
+  const std::vector<double> buckets = {3, 4};
+  const std::vector<double> counts = {2, 5};
+  for (const MethodSpec& spec : Methods()) {
+    GroupRequest request = BasicGroups(3);
+    request.release.method = spec.name;
+    std::vector<double> out;
+    const StatusOr<GroupedReport> from_rows = Grouped(rows, request, &out);
+    std::vector<double> counted_out(3 * 3);
+    const StatusOr<GroupedReport> from_counts =
+        ReleaseByGroupFromCounts(keys.data(), buckets.data(), counts.data(),
+                                 keys.size(), 10, request, counted_out.data());
+    if (spec.neighbouring == Neighbouring::kAddRemove) {
+      EXPECT_TRUE(from_rows.ok()) << spec.name << from_rows.status().message();
+      EXPECT_TRUE(from_counts.ok()) << spec.name;
+      continue;
+    }
+    EXPECT_EQ(from_rows.status().code(), StatusCode::kInvalidOption);
+    EXPECT_EQ(from_counts.status().code(), StatusCode::kInvalidOption);
+    EXPECT_NE(from_rows.status().message().find("two groups' sizes"),
+              std::string::npos)
+        << from_rows.status().message();
+  }
+}
+
+TEST(GroupsTest, AppIndExpWithDeltaHoldsDeltaAcrossAPersonsGroups) {
+  // Per person, appindexp with delta runs each group's m mechanisms at
+  // epsilon_p; a person reaches g groups by k rows each: g m mechanisms,
+  // each k epsilon_p-bounded-range. For each setting the plan takes, the
+  // composed release's delta (Dong, Durfee and Rogers' optimal composition,
+  // at epsilon_p as the release reports it) stays within delta; the plan
+  // refuses the others before reading data.
+  std::vector<double> values;
+  std::vector<uint32_t> codes;
+  std::vector<uint32_t> users;
+  for (uint32_t i = 0; i < 400; ++i) {
+    values.push_back(i % 97);
+    codes.push_back(i % 10);
+    users.push_back(i / 7);
+  }
+  int taken = 0;
+  int refused = 0;
+  double worst = 0;
+  for (const double epsilon : {0.5, 1.0, 4.0}) {
+    for (const double delta : {1e-9, 1e-6}) {
+      for (const int64_t g : {2, 5, 10}) {
+        for (const int64_t k : {1, 3}) {
+          for (const size_t m : {1, 3, 9}) {
+            GroupRequest request = BasicGroups(10);
+            request.release.method = "appindexp";
+            request.release.options.push_back({"delta", delta});
+            request.release.epsilon = epsilon;
+            request.release.quantiles.clear();
+            for (size_t j = 0; j < m; ++j) {
+              request.release.quantiles.push_back((j + 0.5) / m);
+            }
+            request.release.users = users.data();
+            request.release.max_contributions = static_cast<double>(k);
+            request.max_groups = static_cast<double>(g);
+            std::vector<double> v = values;
+            std::vector<unsigned char> c(8 * codes.size());
+            std::memcpy(c.data(), codes.data(), 4 * codes.size());
+            std::vector<double> out(10 * m);
+            const StatusOr<GroupedReport> report = ReleaseByGroup(
+                v.data(), c.data(), v.size(), request, out.data());
+            if (!report.ok()) {
+              EXPECT_EQ(report.status().code(), StatusCode::kInvalidOption);
+              ++refused;
+              continue;
+            }
+            ++taken;
+            EXPECT_EQ(report.value().release.spent.delta, delta);
+            const double part = report.value().release.mechanism_epsilon;
+            const double composed = OptimalExponentialCompositionDelta(
+                static_cast<double>(k) * part, static_cast<int>(g * m),
+                epsilon);
+            EXPECT_LE(composed, delta) << epsilon << " " << g << " " << k;
+            worst = std::max(worst, composed / delta);
+          }
+        }
+      }
+    }
+  }
+  // Every setting is taken, with a wide margin: the composed delta is at
+  // most 5.1e-4 of delta (at g = 2, m = 3; eps 0.5, delta 1e-6).
+  EXPECT_EQ(taken, 108);
+  EXPECT_EQ(refused, 0);
+  EXPECT_LT(worst, 1e-3);
+  // More mechanisms than the optimal composition takes: refused, before the
+  // data is read.
+  GroupRequest request = BasicGroups(10);
+  request.release.method = "appindexp";
+  request.release.options.push_back({"delta", 1e-6});
+  request.release.quantiles = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9};
+  request.release.users = users.data();
+  request.release.max_contributions = 1;
+  request.max_groups = 200;
+  std::vector<double> out;
+  const StatusOr<GroupedReport> many =
+      Grouped(Rows{values, codes}, request, &out);
+  EXPECT_EQ(many.status().code(), StatusCode::kInvalidOption);
+  EXPECT_NE(many.status().message().find("1800"), std::string::npos)
+      << many.status().message();
 }
 
 TEST(GroupsTest, BadRequestsAreTypedErrorsBeforeTheData) {

@@ -212,6 +212,13 @@ describe('releaseByGroup', () => {
       [() => dpq.releaseByGroup(values, ['a', 'a', 'b'], { ...base, keys: [] }), 'INVALID_OPTION', /keys is empty/],
       [() => dpq.releaseByGroup(values, ['a', 'a', 'b'], { ...base, keys: [{}] as never }), 'INVALID_OPTION', /keys\[0\]/],
       [() => dpq.releaseByGroup(values, ['a', 'a', 'b'], { ...base, keys: ['a'], maxGroups: 1 }), 'INVALID_OPTION', /maxGroups/],
+      // Replace-one: a row moved to another key changes two groups' sizes.
+      [
+        // @ts-expect-error: groups take add-remove methods only
+        () => dpq.releaseByGroup(values, ['a', 'a', 'b'], { ...base, keys: ['a', 'b'], method: 'inverse-sensitivity' }),
+        'INVALID_OPTION',
+        /inverse-sensitivity.*two groups' sizes.*add-remove method \(aq, auto, jointexp/,
+      ],
     ];
     for (const [call, expected, message] of cases) {
       let error: { code?: string; message?: string } = {};
@@ -320,5 +327,7 @@ describe('releaseByGroupFromCounts', () => {
     expect(code(() => dpq.releaseByGroupFromCounts({ ...counts, counts: [3, -1] }, options))).toBe('INVALID_COUNTS');
     expect(code(() => dpq.releaseByGroupFromCounts({ ...counts, buckets: [1, 10] }, options))).toBe('INVALID_COUNTS');
     expect(code(() => dpq.releaseByGroupFromCounts(counts, { ...options, step: 1 } as never))).toBe('INVALID_OPTION');
+    // @ts-expect-error: groups take add-remove methods only
+    expect(code(() => dpq.releaseByGroupFromCounts(counts, { ...options, method: 'inverse-sensitivity' }))).toBe('INVALID_OPTION');
   });
 });

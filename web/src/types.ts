@@ -326,9 +326,15 @@ export interface GroupKeyOptions {
 /**
  * Options of `releaseByGroup`: a release's, applied to every group, and the
  * groups'. (`delta` is the private keys' here; with public keys it is
- * appindexp's, as in a release.)
+ * appindexp's, as in a release.) Not `inverse-sensitivity`: it protects a
+ * replaced row with each group's size public, and replacing a row can move
+ * it to another group (docs/groups.md).
  */
-export type GroupOptions = (QuantilesOptions extends infer O ? (O extends unknown ? Omit<O, 'delta'> : never) : never) &
+export type GroupOptions = (QuantilesOptions extends infer O
+  ? O extends { method: 'inverse-sensitivity' }
+    ? never
+    : Omit<O, 'delta'>
+  : never) &
   GroupKeyOptions;
 
 /**
@@ -348,7 +354,11 @@ export interface GroupCountsData {
  * Per person, the query bounds each person (docs/scale.md) and says how:
  * `maxGroups` keys a person counts in and `maxContributions` rows in each.
  */
-export type GroupCountsOptions = (CountsOptions extends infer O ? (O extends unknown ? Omit<O, 'delta'> : never) : never) &
+export type GroupCountsOptions = (CountsOptions extends infer O
+  ? O extends { method: 'inverse-sensitivity' }
+    ? never
+    : Omit<O, 'delta'>
+  : never) &
   GroupKeyOptions & {
     buckets: number;
     /** With `maxGroups`: the most rows the query kept of a person in a key. */

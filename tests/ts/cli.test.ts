@@ -317,7 +317,13 @@ describe('dp-quantiles CLI', () => {
     const lines = Array.from({ length: 6000 }, (_, i) => `${['north', 'south', 'east'][i % 3]},${20 + 10 * (i % 3) + ((i * 37) % 100) / 10}`);
     const sales = writeCsv('groups.csv', `region,amount\n${lines.join('\n')}\n`);
     const args = [sales, '--column', 'amount', '--lower', '0', '--upper', '100', '--epsilon', '1', '--quantiles', '0.5', '--step', '0.1'];
-    const byRegion = JSON.parse(run([...args, '--group-by', 'region', '--keys', 'south,north,west']).stdout);
+    const ran = run([...args, '--group-by', 'region', '--keys', 'south,north,west']);
+    const byRegion = JSON.parse(ran.stdout);
+    // Owner notes on stderr, never in the release: the listed key with no
+    // rows, and the rows of unlisted keys (east's 2,000).
+    expect(ran.stderr).toMatch(/1 of the --keys hold no rows: "west".*data owner only/);
+    expect(ran.stderr).toMatch(/2000 rows hold no listed key and were left out \(this note is for the data owner only\)/);
+    expect(ran.stdout).not.toMatch(/2000|hold no rows/);
     expect(byRegion.groupBy).toBe('region');
     expect(byRegion.keys).toBe('public');
     expect(byRegion.privacy).toEqual({ kind: 'pure', epsilon: 1 });
@@ -339,6 +345,23 @@ describe('dp-quantiles CLI', () => {
     expect(chosen.keys).toBe('private');
     expect(chosen.groups.map((g: { key: string }) => g.key)).toEqual(['east', 'north', 'south']);
     expect(chosen.selection.privacy).toEqual({ kind: 'approx', epsilon: 0.1, delta: 1e-6 });
+    // --show-true on a listed key with no rows says so (owner note), not a
+    // true value of null with a rank error of 0.
+    const shown = JSON.parse(run([...args, '--group-by', 'region', '--keys', 'south,west', '--show-true']).stdout);
+    expect(shown.groups[1]).toMatchObject({ key: 'west', rows: 0, note: expect.stringMatching(/holds no rows.*owner note/) });
+    expect(shown.groups[1].quantiles[0]).not.toHaveProperty('true');
+    expect(shown.groups[0].quantiles[0].true).toBeCloseTo(35, 0);
+    // Keys holding commas, quoted as in CSV; every key matched: no notes.
+    const quoted = writeCsv('quoted.csv', `city,amount
+"Zürich, CH",5
+東京,7
+"Zürich, CH",6
+`);
+    const cities = run([quoted, '--column', 'amount', '--lower', '0', '--upper', '10', '--epsilon', '1', '--quantiles', '0.5', '--group-by', 'city', '--keys', '"Zürich, CH", 東京']);
+    expect(JSON.parse(cities.stdout).groups.map((g: { key: string }) => g.key)).toEqual(['Zürich, CH', '東京']);
+    expect(cities.stderr).toBe('');
+    // A group-by column that is not there: the columns are listed.
+    expect(run([...args, '--group-by', 'department', '--keys', 'a']).stderr).toMatch(/no group-by column named 'department'; the columns are 'region', 'amount'/);
     // Checked before the file is read (this one does not exist).
     const absent = join(dir, 'absent.csv');
     for (const [extra, message] of [
@@ -347,6 +370,7 @@ describe('dp-quantiles CLI', () => {
       [['--group-by', 'region', '--keys', 'a', '--delta', '1e-6'], /not both/],
       [['--group-by', 'region', '--keys', 'a', '--max-groups', '2'], /--max-groups with --user-column/],
       [['--group-by', 'region', '--keys', 'a,a'], /repeats the public key/],
+      [['--group-by', 'region', '--keys', '"a,b'], /--keys is not a comma-separated list/],
     ] as [string[], RegExp][]) {
       const refused = run([absent, ...args.slice(1), ...extra]);
       expect(refused.status).toBe(1);

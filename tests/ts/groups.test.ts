@@ -34,6 +34,11 @@ describe('releaseByGroup', () => {
     const release = dpq.releaseByGroup(values, departments, { ...base, keys: ['legal', 'eng', 'hr'], seed: 3 });
     expect(release.keys).toBe('public');
     expect(release.groups.map((g) => g.key)).toEqual(['legal', 'eng', 'hr']);
+    // Keys are typed as given: these three strings, here.
+    const key: 'legal' | 'eng' | 'hr' = release.groups[0].key;
+    // @ts-expect-error: not one of the keys given
+    const notAKey: 'sales' = release.groups[0].key;
+    void [key, notAKey];
     // Once, for every group (a seeded release says it is not private).
     expect(release.privacy).toEqual({ kind: 'none', reason: 'seeded' });
     expect(dpq.releaseByGroup(values, departments, { ...base, keys: ['legal', 'eng', 'hr'] }).privacy).toEqual({ kind: 'pure', epsilon: 1 });
@@ -142,6 +147,7 @@ describe('releaseByGroup', () => {
     }
     expect(ceo).toBe(0); // each at most 10^-6
     // Without delta, under epsilon or rho: typed errors before the data is read.
+    // @ts-expect-error: neither keys nor delta
     expect(code(() => dpq.releaseByGroup(data, groups, base))).toBe('INVALID_PRIVACY');
     expect(code(() => dpq.releaseByGroup(data, groups, { ...base, epsilon: undefined, rho: 0.5 } as never))).toBe('INVALID_PRIVACY');
   });
@@ -199,6 +205,7 @@ describe('releaseByGroup', () => {
     expect(release.mechanismEpsilon).toBeCloseTo(0.1 * 0.975 * 0.95, 12);
     expect(session.spent).toEqual({ epsilon: 1 });
     expect(session.releases).toBe(1);
+    // @ts-expect-error: maxGroups without users
     expect(code(() => dpq.releaseByGroup(values, stores, { ...base, keys: ['store-0'], maxGroups: 2 }))).toBe('INVALID_OPTION');
   });
 
@@ -207,10 +214,22 @@ describe('releaseByGroup', () => {
     const cases: [() => unknown, string, RegExp][] = [
       [() => dpq.releaseByGroup(values, ['a', 'b'], { ...base, keys: ['a'] }), 'INVALID_ARGUMENT', /differ in length/],
       [() => dpq.releaseByGroup(values, ['a', null, 'b'] as never, { ...base, keys: ['a'] }), 'INVALID_ARGUMENT', /groups\[1\] is null/],
-      [() => dpq.releaseByGroup(values, ['a', NaN, 'b'] as never, { ...base, delta: 1e-6 }), 'INVALID_ARGUMENT', /groups\[1\]/],
+      [() => dpq.releaseByGroup(values, ['a', NaN, 'b'] as never, { ...base, delta: 1e-6 }), 'INVALID_ARGUMENT', /groups\[1\] is NaN/],
+      [() => dpq.releaseByGroup(values, ['a', 'b', Infinity] as never, { ...base, keys: ['a'] }), 'INVALID_ARGUMENT', /groups\[2\] is Infinity/],
+      // Keys of a kind no row has: a CSV column read as text, keyed by numbers.
+      [() => dpq.releaseByGroup(values, ['0', '1', '2'], { ...base, keys: [0, 1, 2] }), 'INVALID_OPTION', /keys are numbers but groups holds strings.*"0", "1"/],
+      [() => dpq.releaseByGroup(values, Uint8Array.of(0, 1, 2), { ...base, keys: ['0', '1'] }), 'INVALID_OPTION', /keys are strings but groups holds numbers/],
+      // delta with public keys: the private keys' option.
+      [
+        // @ts-expect-error: delta is for private keys
+        () => dpq.releaseByGroup(values, ['a', 'a', 'b'], { ...base, keys: ['a', 'b'], delta: 1e-6 }),
+        'INVALID_OPTION',
+        /delta is for private keys/,
+      ],
       [() => dpq.releaseByGroup(values, ['a', 'a', 'b'], { ...base, keys: ['a', 'b', 'a'] }), 'INVALID_OPTION', /repeats the public key "a"/],
       [() => dpq.releaseByGroup(values, ['a', 'a', 'b'], { ...base, keys: [] }), 'INVALID_OPTION', /keys is empty/],
       [() => dpq.releaseByGroup(values, ['a', 'a', 'b'], { ...base, keys: [{}] as never }), 'INVALID_OPTION', /keys\[0\]/],
+      // @ts-expect-error: maxGroups without users
       [() => dpq.releaseByGroup(values, ['a', 'a', 'b'], { ...base, keys: ['a'], maxGroups: 1 }), 'INVALID_OPTION', /maxGroups/],
       // Replace-one: a row moved to another key changes two groups' sizes.
       [
@@ -232,6 +251,12 @@ describe('releaseByGroup', () => {
     }
     // The module keeps working.
     expect(dpq.releaseByGroup(values, ['a', 'a', 'b'], { ...base, keys: ['a', 'b'] }).groups).toHaveLength(2);
+    // Keys of the rows' kind that hold no rows, and mixed kinds that meet
+    // in one, are releases (a key with no rows is released as empty data).
+    expect(dpq.releaseByGroup(values, ['x', 'y', 'z'], { ...base, keys: ['a', 'b'] }).groups).toHaveLength(2);
+    expect(dpq.releaseByGroup(values, ['0', '1', '2'], { ...base, keys: [0, '1'] }).groups).toHaveLength(2);
+    // appindexp's own delta with public keys stays its own.
+    expect(dpq.releaseByGroup(values, ['a', 'a', 'b'], { ...base, keys: ['a', 'b'], method: 'appindexp', delta: 1e-6 }).privacy).toEqual({ kind: 'approx', epsilon: 1, delta: 1e-6 });
   });
 });
 

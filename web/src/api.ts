@@ -28,6 +28,7 @@ import type {
   GroupKey,
   GroupOptions,
   GroupRelease,
+  NumericData,
   SanitizeOptions,
   BoundsOptions,
   BoundsRelease,
@@ -243,7 +244,14 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     checkNumber('selectionShare', selectionShare, true);
     checkNumber('maxGroups', maxGroups, true);
     const publicKeys = keys === undefined ? undefined : checkPublicKeys(keys);
-    // Without public keys, delta is the selection's.
+    // Without public keys, delta is the selection's; with them, only
+    // appindexp's own.
+    if (publicKeys !== undefined && rest.delta !== undefined && rest.method !== 'appindexp') {
+      fail(
+        'INVALID_OPTION',
+        'delta is for private keys (leave keys out to have keys chosen by a noisy count); with public keys no key needs it: leave delta out',
+      );
+    }
     let delta: unknown;
     if (publicKeys === undefined) {
       delta = rest.delta;
@@ -330,12 +338,12 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     };
   }
 
-  function releaseByGroup(
+  function releaseByGroup<K extends GroupKey>(
     data: Float64Array | ArrayLike<number>,
-    groupsOfRows: ArrayLike<GroupKey>,
-    options: GroupOptions,
+    groupsOfRows: ArrayLike<K>,
+    options: GroupOptions<K>,
     session?: WasmSession,
-  ): GroupedRelease {
+  ): GroupedRelease<K> {
     const values = checkNumbers('data', data);
     checkSize(values);
     const { spec, publicKeys, groups } = groupOptions(options);
@@ -357,7 +365,8 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     // After the outputs and the block, the codes' buffer: 8 bytes a row
     // (the codes in its first half; the core writes the runs' counts there).
     const codesFrom = outputs + block.size;
-    return withUsers(users, spec, () =>
+    // The keys come back as given (K): they are the caller's own.
+    return withUsers(users, spec, (): GroupedRelease<K> =>
       withHeap([values, quantiles], codesFrom + Math.max(1, values.length), ([valuesAt, quantilesAt], out) => {
         const blockAt = out + 8 * outputs;
         const codesAt = out + 8 * codesFrom;
@@ -369,12 +378,16 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
         block.write(module.HEAPF64, blockAt / 8, spec);
         const extra: WasmGroupExtra = { method: spec.method, options: spec.options, interval: spec.interval, session: spec.session, groups };
         module.releaseByGroup(valuesAt, codesAt, values.length, quantilesAt, m, out, blockAt, extra);
-        return readGrouped(out, keys, m, spec.confidence, blockAt, extra);
+        return readGrouped(out, keys, m, spec.confidence, blockAt, extra) as GroupedRelease<K>;
       }),
     );
   }
 
-  function releaseByGroupFromCounts(counts: GroupCountsData, options: GroupCountsOptions, session?: WasmSession): GroupedRelease {
+  function releaseByGroupFromCounts<K extends GroupKey>(
+    counts: GroupCountsData<K>,
+    options: GroupCountsOptions<K>,
+    session?: WasmSession,
+  ): GroupedRelease<K> {
     if (typeof counts !== 'object' || counts === null) {
       fail('INVALID_ARGUMENT', 'counts must be { keys, buckets, counts }: the three columns of a GROUP BY');
     }
@@ -425,7 +438,7 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
       block.write(module.HEAPF64, blockAt / 8, withoutBuckets);
       const extra: WasmGroupExtra = { method: spec.method, options: spec.options, interval: spec.interval, session: spec.session, groups };
       module.releaseByGroupFromCounts(codesAt, bucketsAt, countsAt, rows, bucketCount, quantilesAt, m, out, blockAt, extra);
-      return readGrouped(out, keys, m, spec.confidence, blockAt, extra);
+      return readGrouped(out, keys, m, spec.confidence, blockAt, extra) as GroupedRelease<K>;
     });
   }
 
@@ -536,7 +549,9 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
       release: (data, releaseOptions) => release(data, releaseOptions, live()),
       quantilesFromCounts: (counts, countsOptions) => releaseFromCounts(counts, countsOptions, live()).values,
       releaseFromCounts: (counts, countsOptions) => releaseFromCounts(counts, countsOptions, live()),
-      releaseByGroup: (data, groups, groupOptions) => releaseByGroup(data, groups, groupOptions, live()),
+      // (One implementation for the overloads: the keys come back as given.)
+      releaseByGroup: ((data: NumericData, groups: ArrayLike<GroupKey>, groupOptions: GroupOptions) =>
+        releaseByGroup(data, groups, groupOptions, live())) as PrivacySession['releaseByGroup'],
       releaseByGroupFromCounts: (counts, groupOptions) => releaseByGroupFromCounts(counts, groupOptions, live()),
       sanitize: (data, sanitizeOptions) => sanitize(data, sanitizeOptions, live()),
       bounds: (data, boundsOptions) => bounds(data, boundsOptions, live()),
@@ -657,7 +672,8 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     release: (data, options) => release(data, options),
     quantilesFromCounts: (counts, options) => releaseFromCounts(counts, options).values,
     releaseFromCounts: (counts, options) => releaseFromCounts(counts, options),
-    releaseByGroup: (data, groups, options) => releaseByGroup(data, groups, options),
+    releaseByGroup: ((data: NumericData, groups: ArrayLike<GroupKey>, options: GroupOptions) =>
+      releaseByGroup(data, groups, options)) as DpQuantiles['releaseByGroup'],
     releaseByGroupFromCounts: (counts, options) => releaseByGroupFromCounts(counts, options),
     sanitize: (data, options) => sanitize(data, options),
     bounds: (data, options) => bounds(data, options),

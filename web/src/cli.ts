@@ -16,6 +16,7 @@ import { once } from 'node:events';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 import { parse } from 'csv-parse';
+import { parse as parseCsv } from 'csv-parse/sync';
 
 import {
   DpQuantilesError,
@@ -100,8 +101,10 @@ them.
   --group-by    the column of each row's group: one release for every
                 group, for the budget of one (docs/groups.md), printed as
                 "groups"
-  --keys        the public groups, comma-separated: each is released, one
-                no row holds too; rows of other groups are left out
+  --keys        the public groups, comma-separated (quote a key holding a
+                comma, as in CSV: '"Zürich, CH",Bern'): each is released,
+                one no row holds too; rows of other groups are left out
+                (stderr counts both, for the data owner)
   --delta       without --keys: the groups are private, and a group appears
                 only if a noisy count of its rows clears a threshold; a
                 group of one row appears with probability at most D
@@ -183,7 +186,10 @@ function delimiterOf(text: string, given: string | undefined): string {
 function extraColumnIndex(record: string[], name: string, header: boolean, what: string): number {
   const at = header ? record.indexOf(name) : -1;
   if (at >= 0) return at;
-  if (!/^\d+$/.test(name)) throw new UsageError(`no ${what} column named '${name}'`);
+  if (!/^\d+$/.test(name)) {
+    const names = header ? record.map((c) => `'${c}'`).join(', ') : '';
+    throw new UsageError(`no ${what} column named '${name}'${header ? `; the columns are ${names}` : ' (and --no-header is set)'}`);
+  }
   return Number(name);
 }
 
@@ -605,6 +611,7 @@ async function releaseColumn(
       if (groupOptions !== undefined) {
         const grouped = { ...releaseOptions, ...groupOptions } as GroupOptions;
         const groups = column.groups as string[];
+        if (quantiles === quantileSets[0]) noteUnmatchedKeys(groups, groupOptions.keys as string[] | undefined);
         const made =
           session === undefined ? dpq.releaseByGroup(column.values, groups, grouped) : session.releaseByGroup(column.values, groups, grouped);
         return groupedEntry(made, quantiles, args['show-true'] ? { values: column.values, groups, bounds: options } : undefined);
@@ -753,6 +760,20 @@ function lockLedger(file: string): () => void {
   return release;
 }
 
+// --keys as one CSV record: commas separate keys, and a key holding a
+// comma (or a quote) is quoted as in the file ('"Zürich, CH",東京').
+// Spaces around a key are dropped, as around the commas of a list.
+function parseKeys(text: string): string[] {
+  let records: string[][];
+  try {
+    records = parseCsv(text, { trim: true, relax_column_count: true }) as string[][];
+  } catch (error) {
+    throw new UsageError(`--keys is not a comma-separated list (quote a key holding a comma, as in CSV): ${(error as Error).message}`);
+  }
+  if (records.length !== 1) throw new UsageError('--keys takes one line of comma-separated keys');
+  return records[0];
+}
+
 // --group-by's options: public --keys or private groups (--delta), and
 // per person --max-groups; undefined without --group-by. Checked before the
 // file is read.
@@ -769,7 +790,7 @@ function groupOptionsOf(args: {
     }
     return undefined;
   }
-  const keys = args.keys?.split(',').map((key) => key.trim());
+  const keys = args.keys === undefined ? undefined : parseKeys(args.keys);
   const delta = parseNumberOption('delta', args.delta);
   const maxGroups = parseNumberOption('max-groups', args['max-groups']);
   if (keys !== undefined && delta !== undefined) {
@@ -782,6 +803,31 @@ function groupOptionsOf(args: {
     throw new UsageError('per person, --group-by takes --max-groups with --user-column (the most groups a person counts in)');
   }
   return { ...(keys === undefined ? { delta } : { keys }), ...(maxGroups === undefined ? {} : { maxGroups }) };
+}
+
+// The data owner's notes on public keys (they count rows, so stderr, never
+// the release): the listed keys no row holds, and the rows no listed key
+// holds, which a typo, another capitalisation or a stray space explains.
+function noteUnmatchedKeys(groups: readonly string[], keys: readonly string[] | undefined): void {
+  if (keys === undefined) return;
+  const listed = new Set(keys);
+  const held = new Set<string>();
+  let unlisted = 0;
+  for (const group of groups) {
+    if (listed.has(group)) held.add(group);
+    else unlisted++;
+  }
+  const empty = keys.filter((key) => !held.has(key));
+  if (empty.length > 0) {
+    process.stderr.write(
+      `dp-quantiles: ${empty.length} of the --keys hold no rows: ${empty.map((key) => JSON.stringify(key)).join(', ')} (each is released as noise inside the bounds; this note is for the data owner only)\n`,
+    );
+  }
+  if (unlisted > 0) {
+    process.stderr.write(
+      `dp-quantiles: ${unlisted} row${unlisted === 1 ? '' : 's'} hold no listed key and were left out (this note is for the data owner only)\n`,
+    );
+  }
 }
 
 // A grouped release as JSON: its accounting, and per group the values (and
@@ -811,17 +857,20 @@ function groupedEntry(
     ...(release.firstLook === undefined ? {} : { firstLook: release.firstLook }),
     groups: release.groups.map((group) => {
       const sorted = truth === undefined ? undefined : Float64Array.from(byGroup.get(String(group.key)) ?? []).sort();
+      // A group with no rows has no true quantiles: the owner's view says
+      // so instead of a true value of null and a rank error of 0.
       const rows =
-        sorted === undefined
+        sorted === undefined || sorted.length === 0
           ? quantiles.map((q, i) => ({ q, value: group.values[i] }))
           : withTruth(sorted, quantiles, { values: group.values, resolution: release.resolution }, truth!.bounds);
+      const empty = sorted !== undefined && sorted.length === 0 ? { rows: 0, note: 'this group holds no rows: its values are noise alone (owner note)' } : {};
       const intervals = group.intervals;
       if (intervals !== undefined) {
         rows.forEach((row, i) => {
           (row as Record<string, unknown>).interval = [intervals.low[i], intervals.high[i]];
         });
       }
-      return { key: group.key, ...(group.firstLook === undefined ? {} : { firstLook: group.firstLook }), quantiles: rows };
+      return { key: group.key, ...empty, ...(group.firstLook === undefined ? {} : { firstLook: group.firstLook }), quantiles: rows };
     }),
     ...(release.intervals === undefined ? {} : { intervals: release.intervals }),
   };

@@ -84,6 +84,36 @@ function isIntegerArray(list: ArrayLike<unknown>): list is Int32Array | Uint32Ar
   );
 }
 
+/** 'number' or 'string': the kind of a key. */
+function kindOfKey(key: unknown): 'number' | 'string' | undefined {
+  return typeof key === 'number' ? 'number' : typeof key === 'string' ? 'string' : undefined;
+}
+
+/**
+ * Public keys none of whose kinds the rows' keys have can match no row: the
+ * column's type (a CSV read as text, numbers as codes), not its data, so a
+ * typed error rather than a release of noise for every key. Called only
+ * when no row matched (else some kind is shared).
+ */
+function checkKindsMeet(groups: ArrayLike<unknown>, keys: readonly GroupKey[], name: string): void {
+  const keyKinds = new Set(keys.map(kindOfKey));
+  let numbers = false;
+  let strings = false;
+  for (let i = 0; i < groups.length && !(numbers && strings); i++) {
+    const kind = kindOfKey(groups[i]);
+    if (kind === 'number') numbers = true;
+    else if (kind === 'string') strings = true;
+  }
+  if ((numbers && keyKinds.has('number')) || (strings && keyKinds.has('string')) || (!numbers && !strings)) return;
+  const rowKind = numbers ? 'numbers' : 'strings';
+  const keyKind = keyKinds.has('number') ? 'numbers' : 'strings';
+  const example = keys.slice(0, 2).map((k) => (typeof k === 'number' ? JSON.stringify(String(k)) : k)).join(', ');
+  fail(
+    'INVALID_OPTION',
+    `keys are ${keyKind} but ${name} holds ${rowKind}, so no key can match a row (${keyKind === 'numbers' ? `a column read as text? give the keys as strings: ${example}` : 'give the keys as numbers, or the groups as strings'})`,
+  );
+}
+
 /**
  * Codes for public keys: rows whose key is not listed get keys.length.
  * Written into `codes` when given (a view of the module's heap, saving a
@@ -95,6 +125,12 @@ export function publicCodes(
   name = 'groups',
   codes: Uint32Array = new Uint32Array(groups.length),
 ): Uint32Array {
+  codeRows(groups, keys, name, codes);
+  if (groups.length > 0 && codes.every((code) => code >= keys.length)) checkKindsMeet(groups, keys, name);
+  return codes;
+}
+
+function codeRows(groups: ArrayLike<unknown>, keys: readonly GroupKey[], name: string, codes: Uint32Array): Uint32Array {
   const n = groups.length;
   const left = keys.length;
   const span = integerSpan(keys);

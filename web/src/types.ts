@@ -324,18 +324,40 @@ export interface GroupKeyOptions {
 }
 
 /**
- * Options of `releaseByGroup`: a release's, applied to every group, and the
- * groups'. (`delta` is the private keys' here; with public keys it is
- * appindexp's, as in a release.) Not `inverse-sensitivity`: it protects a
- * replaced row with each group's size public, and replacing a row can move
- * it to another group (docs/groups.md).
+ * The shapes the groups' options take: public `keys` (then `delta` and
+ * `selectionShare` do not apply), or private keys with `delta`.
  */
-export type GroupOptions = (QuantilesOptions extends infer O
-  ? O extends { method: 'inverse-sensitivity' }
-    ? never
-    : Omit<O, 'delta'>
+export type GroupKeyChoice<K extends GroupKey = GroupKey> =
+  | { keys: readonly K[]; delta?: undefined; selectionShare?: undefined }
+  | { keys?: undefined; delta: number; selectionShare?: number };
+
+/** Per person across groups: `users`, `maxContributions` and `maxGroups` together, or none. */
+export type GroupPersonChoice =
+  | { users?: undefined; maxContributions?: undefined; maxGroups?: undefined }
+  | { users: ArrayLike<number | string>; maxContributions: number; maxGroups: number };
+
+// A release's method options without the ones groups decide: not
+// `inverse-sensitivity` (it protects a replaced row with each group's size
+// public, and replacing a row can move it to another group:
+// docs/groups.md); `delta` is the private keys' but for appindexp with
+// public keys, where it stays appindexp's.
+type GroupMethodOptions<O, K extends GroupKey, Person extends string> = O extends { method: 'inverse-sensitivity' }
+  ? never
+  : O extends { method: 'appindexp' }
+    ? (Omit<O, 'delta' | Person> & GroupKeyChoice<K>) | (Omit<O, 'delta' | Person> & { keys: readonly K[]; delta: number; selectionShare?: undefined })
+    : Omit<O, 'delta' | Person> & GroupKeyChoice<K>;
+
+/**
+ * Options of `releaseByGroup`: a release's, applied to every group, and the
+ * groups' ({@link GroupKeyOptions}): public `keys`, or private keys with
+ * `delta`; per person `users`, `maxContributions` and `maxGroups` together.
+ * (`delta` with public keys is appindexp's own, as in a release.) Not
+ * `inverse-sensitivity` (docs/groups.md).
+ */
+export type GroupOptions<K extends GroupKey = GroupKey> = (QuantilesOptions extends infer O
+  ? GroupMethodOptions<O, K, 'users' | 'maxContributions'>
   : never) &
-  GroupKeyOptions;
+  GroupPersonChoice;
 
 /**
  * A GROUP BY's three columns (docs/scale.md): `counts[i]` rows of key
@@ -343,8 +365,8 @@ export type GroupOptions = (QuantilesOptions extends infer O
  * over [lower, upper], in any order; typed arrays or arrays, as DuckDB's
  * Arrow columns give them (bigints too).
  */
-export interface GroupCountsData {
-  keys: ArrayLike<GroupKey | bigint>;
+export interface GroupCountsData<K extends GroupKey = GroupKey> {
+  keys: ArrayLike<K | bigint>;
   buckets: ArrayLike<number | bigint>;
   counts: ArrayLike<number | bigint>;
 }
@@ -352,22 +374,26 @@ export interface GroupCountsData {
 /**
  * Options of `releaseByGroupFromCounts`: `buckets` is required (the grid).
  * Per person, the query bounds each person (docs/scale.md) and says how:
- * `maxGroups` keys a person counts in and `maxContributions` rows in each.
+ * `maxGroups` keys a person counts in and `maxContributions` rows in each,
+ * both or neither.
  */
-export type GroupCountsOptions = (CountsOptions extends infer O
-  ? O extends { method: 'inverse-sensitivity' }
-    ? never
-    : Omit<O, 'delta'>
-  : never) &
-  GroupKeyOptions & {
-    buckets: number;
-    /** With `maxGroups`: the most rows the query kept of a person in a key. */
-    maxContributions?: number;
-  };
+export type GroupCountsOptions<K extends GroupKey = GroupKey> = (CountsOptions extends infer O
+  ? GroupMethodOptions<O, K, never>
+  : never) & {
+  buckets: number;
+} & (
+    | { maxGroups?: undefined; maxContributions?: undefined }
+    | {
+        maxGroups: number;
+        /** With `maxGroups`: the most rows the query kept of a person in a key. */
+        maxContributions: number;
+      }
+  );
 
 /** One group of a grouped release. */
-export interface GroupRelease {
-  key: GroupKey;
+export interface GroupRelease<K extends GroupKey = GroupKey> {
+  /** The key, as given (bigint keys from SQL come back as numbers). */
+  key: K;
   /** One private value per requested quantile, in the order requested. */
   values: Float64Array;
   /** With `confidence`: each group's intervals, as a release's. */
@@ -381,9 +407,9 @@ export interface GroupRelease {
 }
 
 /** A grouped release and its privacy accounting. */
-export interface GroupedRelease extends Omit<QuantilesRelease, 'values' | 'intervals'> {
+export interface GroupedRelease<K extends GroupKey = GroupKey> extends Omit<QuantilesRelease, 'values' | 'intervals'> {
   /** Public keys: every key, in their order. Private: the keys selected, sorted. */
-  groups: GroupRelease[];
+  groups: GroupRelease<K>[];
   /** Whether the keys were public or selected privately. */
   keys: 'public' | 'private';
   /** Private keys: what choosing them spent (part of `privacy`) and the noisy count each cleared. */
@@ -605,9 +631,11 @@ export interface PrivacySession {
   /** A stream's release, spent from this session. */
   releaseStream(stream: QuantileStream, options: StreamQuantilesOptions): StreamRelease;
   /** A grouped release, charged once (docs/groups.md). */
+  releaseByGroup<K extends GroupKey>(data: NumericData, groups: ArrayLike<GroupKey>, options: GroupOptions<K> & { keys: readonly K[] }): GroupedRelease<K>;
+  releaseByGroup<K extends GroupKey>(data: NumericData, groups: ArrayLike<K>, options: GroupOptions<K> & { keys?: undefined }): GroupedRelease<K>;
   releaseByGroup(data: NumericData, groups: ArrayLike<GroupKey>, options: GroupOptions): GroupedRelease;
   /** A grouped release from GROUP BY counts, charged once. */
-  releaseByGroupFromCounts(counts: GroupCountsData, options: GroupCountsOptions): GroupedRelease;
+  releaseByGroupFromCounts<K extends GroupKey>(counts: GroupCountsData<K>, options: GroupCountsOptions<K>): GroupedRelease<K>;
   /** The total budget. */
   readonly total: SessionBudget;
   /** What the releases so far spend together: composed exactly as the decimals written (docs/sessions.md). */
@@ -661,13 +689,15 @@ export interface DpQuantiles {
    * composition), however many groups there are. With public `keys`, one
    * result per key in their order; without, private keys (needs `delta`).
    */
+  releaseByGroup<K extends GroupKey>(data: NumericData, groups: ArrayLike<GroupKey>, options: GroupOptions<K> & { keys: readonly K[] }): GroupedRelease<K>;
+  releaseByGroup<K extends GroupKey>(data: NumericData, groups: ArrayLike<K>, options: GroupOptions<K> & { keys?: undefined }): GroupedRelease<K>;
   releaseByGroup(data: NumericData, groups: ArrayLike<GroupKey>, options: GroupOptions): GroupedRelease;
   /**
    * The same from a GROUP BY's (key, bucket, count) rows, bit for bit what
    * `releaseByGroup(rows, keys, { ...options })` gives on the rows with the
    * same `buckets` and seed.
    */
-  releaseByGroupFromCounts(counts: GroupCountsData, options: GroupCountsOptions): GroupedRelease;
+  releaseByGroupFromCounts<K extends GroupKey>(counts: GroupCountsData<K>, options: GroupCountsOptions<K>): GroupedRelease<K>;
   /**
    * A private synthetic sample (sorted) whose empirical quantiles track the
    * data's: AQ at `size` evenly spaced quantiles (AQ paper, Corollary 3.6).

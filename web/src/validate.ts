@@ -61,6 +61,8 @@ export function unknownOption(key: string, known: Iterable<string>): never {
 /** "a number", "an object", "undefined", "null": a value's kind for messages. */
 export function kindOf(value: unknown): string {
   if (value === null || value === undefined) return String(value);
+  // A number that is not a finite one says which it is.
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
   const type = typeof value;
   return `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`;
 }

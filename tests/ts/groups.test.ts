@@ -1,6 +1,10 @@
 // Grouped releases on the real WASM module: public and private keys, per
 // person across groups, GROUP BY counts bit for bit with the rows (DuckDB
 // counting 10^7 rows), sessions, and typed errors.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import { DuckDBInstance } from '@duckdb/node-api';
 import { beforeAll, describe, expect, it } from 'vitest';
 
@@ -257,6 +261,45 @@ describe('releaseByGroup', () => {
     expect(dpq.releaseByGroup(values, ['0', '1', '2'], { ...base, keys: [0, '1'] }).groups).toHaveLength(2);
     // appindexp's own delta with public keys stays its own.
     expect(dpq.releaseByGroup(values, ['a', 'a', 'b'], { ...base, keys: ['a', 'b'], method: 'appindexp', delta: 1e-6 }).privacy).toEqual({ kind: 'approx', epsilon: 1, delta: 1e-6 });
+  });
+});
+
+describe('a grouped release as data', () => {
+  it('writes plain JSON and a tidy table that DuckDB reads (docs/groups.md)', async () => {
+    const { values, departments } = salaries(8000);
+    const release = dpq.releaseByGroup(values, departments, {
+      ...base, keys: ['eng', 'legal'], quantiles: [0.9, 0.5], confidence: 0.9, seed: 5,
+    });
+    // JSON: arrays of numbers, not {"0": ..}; nothing else changes.
+    const json = JSON.parse(JSON.stringify(release));
+    expect(json.groups[0].values).toEqual(Array.from(release.groups[0].values));
+    expect(json.groups[1].intervals.low).toEqual(Array.from(release.groups[1].intervals!.low));
+    expect(json.privacy).toEqual({ kind: 'none', reason: 'seeded' });
+    expect(Object.keys(json)).not.toContain('rows');
+    expect(release.toJSON()).toEqual(json);
+    // A single release too.
+    const single = dpq.release(values, { ...base, seed: 5 });
+    expect(JSON.parse(JSON.stringify(single)).values).toEqual(Array.from(single.values));
+    // The tidy form: a row a group and quantile, in the order asked.
+    const rows = release.rows();
+    expect(rows.map((r) => [r.key, r.quantile])).toEqual([['eng', 0.9], ['eng', 0.5], ['legal', 0.9], ['legal', 0.5]]);
+    expect(rows[1]).toEqual({
+      key: 'eng', quantile: 0.5, value: release.groups[0].values[1],
+      low: release.groups[0].intervals!.low[1], high: release.groups[0].intervals!.high[1],
+    });
+    // Releases compare as data: the functions are not enumerable, and shared.
+    expect(dpq.releaseByGroup(values, departments, { ...base, keys: ['eng', 'legal'], quantiles: [0.9, 0.5], confidence: 0.9, seed: 5 }))
+      .toEqual(release);
+    // The rows go into SQL as they are: DuckDB reads the JSON lines.
+    const file = join(mkdtempSync(join(tmpdir(), 'dpq-rows-')), 'rows.json');
+    writeFileSync(file, rows.map((r) => JSON.stringify(r)).join('\n'));
+    const instance = await DuckDBInstance.create(':memory:');
+    const connection = await instance.connect();
+    const read = await connection.runAndReadAll(
+      `SELECT key, value FROM read_json_auto('${file}') WHERE quantile = 0.5 ORDER BY value DESC`,
+    );
+    connection.closeSync();
+    expect(read.getRows()).toEqual([['legal', release.groups[1].values[1]], ['eng', release.groups[0].values[1]]]);
   });
 });
 

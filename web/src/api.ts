@@ -28,6 +28,7 @@ import type {
   GroupKey,
   GroupOptions,
   GroupRelease,
+  GroupRow,
   NumericData,
   SanitizeOptions,
   BoundsOptions,
@@ -57,11 +58,41 @@ import {
   unknownOption,
 } from './validate.js';
 
+// Float64Arrays as arrays of numbers, throughout: what JSON.stringify gives
+// for a release (a Float64Array alone would be {"0": 34, "1": 55}).
+function plain(value: unknown): unknown {
+  if (value instanceof Float64Array) return Array.from(value);
+  if (Array.isArray(value)) return value.map(plain);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, plain(inner)]));
+  }
+  return value;
+}
+
+function releaseToJSON(this: object): unknown {
+  return plain(this);
+}
+
+// One function for every release, not enumerable: the releases stay plain
+// data (equal when their values are), and JSON.stringify finds it.
+function withJson<T extends object>(release: T): T {
+  Object.defineProperty(release, 'toJSON', { value: releaseToJSON, enumerable: false, configurable: true });
+  return release;
+}
+
 function toRelease(
   result: WasmReleaseResult,
   values: Float64Array,
   intervals?: { low: Float64Array; high: Float64Array; confidence: number },
 ): QuantilesRelease {
+  return withJson(releaseFields(result, values, intervals)) as QuantilesRelease;
+}
+
+function releaseFields(
+  result: WasmReleaseResult,
+  values: Float64Array,
+  intervals?: { low: Float64Array; high: Float64Array; confidence: number },
+): Omit<QuantilesRelease, 'toJSON'> {
   const kind: ConfidenceIntervals['kind'] = result.intervalPopulation ? 'population' : 'sample';
   if (result.code !== 0) fail(result.codeName as DpQuantilesErrorCode, result.message);
   const privacy = privacyOf(result);
@@ -279,14 +310,15 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
   function readGrouped(
     out: number,
     keys: readonly GroupKey[],
-    m: number,
+    quantiles: ArrayLike<number>,
     confidence: number | undefined,
     blockAt: number,
     extra: WasmGroupExtra,
   ): GroupedRelease {
+    const m = quantiles.length;
     const heap = module.HEAPF64;
     const result = block.read(heap, blockAt / 8);
-    const base = toRelease(result, new Float64Array(0), confidence === undefined ? undefined : { low: new Float64Array(0), high: new Float64Array(0), confidence });
+    const base = releaseFields(result, new Float64Array(0), confidence === undefined ? undefined : { low: new Float64Array(0), high: new Float64Array(0), confidence });
     const at = out / 8;
     const width = keys.length * m;
     const flags = at + (confidence === undefined ? 1 : 3) * width;
@@ -317,7 +349,7 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     void _values;
     const report = extra.report;
     const privateKeys = extra.groups.private;
-    return {
+    const grouped: Omit<GroupedRelease, 'toJSON' | 'rows'> = {
       ...rest,
       groups,
       keys: privateKeys ? 'private' : 'public',
@@ -336,6 +368,20 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
       ...(firstLook === undefined ? {} : { firstLook: { share: firstLook.share } }),
       ...(intervals === undefined ? {} : { intervals: (({ low: _l, high: _h, ...meta }) => meta)(intervals) }),
     };
+    // The tidy form: one row a group and quantile, in the groups' order and
+    // the quantiles' as requested.
+    const asked = Array.from(quantiles);
+    const rows = (): GroupRow[] =>
+      groups.flatMap((group) =>
+        asked.map((quantile, j) => ({
+          key: group.key,
+          quantile,
+          value: group.values[j],
+          ...(group.intervals === undefined ? {} : { low: group.intervals.low[j], high: group.intervals.high[j] }),
+        })),
+      );
+    Object.defineProperty(grouped, 'rows', { value: rows, enumerable: false, configurable: true });
+    return withJson(grouped) as GroupedRelease;
   }
 
   function releaseByGroup<K extends GroupKey>(
@@ -378,7 +424,7 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
         block.write(module.HEAPF64, blockAt / 8, spec);
         const extra: WasmGroupExtra = { method: spec.method, options: spec.options, interval: spec.interval, session: spec.session, groups };
         module.releaseByGroup(valuesAt, codesAt, values.length, quantilesAt, m, out, blockAt, extra);
-        return readGrouped(out, keys, m, spec.confidence, blockAt, extra) as GroupedRelease<K>;
+        return readGrouped(out, keys, quantiles, spec.confidence, blockAt, extra) as unknown as GroupedRelease<K>;
       }),
     );
   }
@@ -438,7 +484,7 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
       block.write(module.HEAPF64, blockAt / 8, withoutBuckets);
       const extra: WasmGroupExtra = { method: spec.method, options: spec.options, interval: spec.interval, session: spec.session, groups };
       module.releaseByGroupFromCounts(codesAt, bucketsAt, countsAt, rows, bucketCount, quantilesAt, m, out, blockAt, extra);
-      return readGrouped(out, keys, m, spec.confidence, blockAt, extra) as GroupedRelease<K>;
+      return readGrouped(out, keys, quantiles, spec.confidence, blockAt, extra) as unknown as GroupedRelease<K>;
     });
   }
 

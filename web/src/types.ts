@@ -406,8 +406,32 @@ export interface GroupRelease<K extends GroupKey = GroupKey> {
   firstLook?: { found?: [number, number]; seen?: [number, number] };
 }
 
+/** One row of a grouped release's tidy form (`rows()`): a group and a quantile. */
+export interface GroupRow<K extends GroupKey = GroupKey> {
+  key: K;
+  /** The quantile requested, in (0, 1). */
+  quantile: number;
+  /** Its private value. */
+  value: number;
+  /** With `confidence`: the interval's ends. */
+  low?: number;
+  high?: number;
+}
+
+/**
+ * A release as `JSON.stringify` writes it (`toJSON`): its typed arrays as
+ * arrays of numbers, its functions left out.
+ */
+export type ReleaseJson<T> = T extends Float64Array
+  ? number[]
+  : T extends readonly (infer U)[]
+    ? ReleaseJson<U>[]
+    : T extends object
+      ? { [P in keyof T as T[P] extends (...args: never[]) => unknown ? never : P]: ReleaseJson<T[P]> }
+      : T;
+
 /** A grouped release and its privacy accounting. */
-export interface GroupedRelease<K extends GroupKey = GroupKey> extends Omit<QuantilesRelease, 'values' | 'intervals'> {
+export interface GroupedRelease<K extends GroupKey = GroupKey> extends Omit<QuantilesRelease, 'values' | 'intervals' | 'toJSON'> {
   /** Public keys: every key, in their order. Private: the keys selected, sorted. */
   groups: GroupRelease<K>[];
   /** Whether the keys were public or selected privately. */
@@ -420,6 +444,14 @@ export interface GroupedRelease<K extends GroupKey = GroupKey> extends Omit<Quan
   intervals?: Omit<ConfidenceIntervals, 'low' | 'high'>;
   /** AQ's first look: its share of each group's budget (each group's span is on the group). */
   firstLook?: { share: number };
+  /**
+   * The tidy form: one row a group and quantile (`{ key, quantile, value,
+   * low?, high? }`), groups in the release's order, for a chart, a
+   * DataFrame or a table in SQL (docs/groups.md).
+   */
+  rows(): GroupRow<K>[];
+  /** Plain JSON: `values` and intervals as arrays of numbers. */
+  toJSON(): ReleaseJson<Omit<GroupedRelease<K>, 'rows' | 'toJSON'>>;
 }
 
 /** Options of `sanitize`. Exactly one of `epsilon` and `rho`. */
@@ -567,6 +599,8 @@ export interface QuantilesRelease {
    * (`step: null`: AQ on the default grid).
    */
   stepLook?: { share: number; step: number | null };
+  /** Plain JSON: `values` and intervals as arrays of numbers. */
+  toJSON(): ReleaseJson<Omit<QuantilesRelease, 'toJSON'>>;
 }
 
 /**

@@ -35,6 +35,9 @@ struct GroupPlan {
   PrivacyBudget selection_spent;
   int64_t max_groups = 0;  // per person: g
   size_t m = 0;            // quantiles requested (with repeats)
+  // With `count` and public keys: the counts' noise and their share.
+  std::optional<CountNoise> count_noise;
+  PrivacyBudget count_spent;
 };
 
 Status GroupOptionError(const std::string& message) {
@@ -164,6 +167,30 @@ StatusOr<GroupPlan> PlanGroups(const GroupRequest& request,
     }
     groups = split.rest;
   }
+  // Counts, public keys: their share first, the groups the rest.
+  PrivacyBudget count_budget;
+  double count_share = 0;
+  if (request.count_share.has_value() && !request.count) {
+    return GroupOptionError("countShare goes with count");
+  }
+  if (request.count && request.private_keys &&
+      request.count_share.has_value()) {
+    return GroupOptionError(
+        "with private keys a group's count is the selection's noisy count, "
+        "which costs nothing more: leave countShare out (selectionShare "
+        "sets its noise)");
+  }
+  if (request.count && !request.private_keys) {
+    count_share = request.count_share.value_or(kDefaultCountShare);
+    if (!(count_share > 0 && count_share < 1)) {
+      return GroupOptionError("countShare must be in (0, 1)");
+    }
+    const BudgetSplit split =
+        SplitBudget(AtOrBelowWritten(whole.value()), count_share);
+    count_budget = split.share;
+    groups = split.rest;
+    planned.count_spent = WrittenShare(whole.value(), count_share);
+  }
   if (planned.max_groups > 1) {
     if (groups.kind == PrivacyBudget::Kind::kZcdp) {
       groups.rho =
@@ -233,6 +260,25 @@ StatusOr<GroupPlan> PlanGroups(const GroupRequest& request,
     planned.selection = selection.value();
   }
   planned.m = release.quantiles.size();
+  if (count_share > 0) {
+    // A count's sensitivity: 1 row; per person (users) 1 person in each of
+    // g keys (L1 g, L2^2 g); rows bounded upstream k in each of g keys (L1
+    // g k, L2^2 g k^2).
+    const auto g =
+        static_cast<double>(std::max<int64_t>(planned.max_groups, 1));
+    const double k = release.contributions_bounded
+                         ? static_cast<double>(planned.plan.max_contributions)
+                         : 1.0;
+    PrivacyBudget noise_budget = count_budget;
+    if (noise_budget.kind == PrivacyBudget::Kind::kZcdp) {
+      noise_budget.rho = DivideDown(noise_budget.rho, MultiplyUp(g, k * k));
+    } else {
+      noise_budget.epsilon = DivideDown(noise_budget.epsilon, MultiplyUp(g, k));
+    }
+    StatusOr<CountNoise> noise = CountNoiseFor(noise_budget);
+    if (!noise.ok()) return noise.status();
+    planned.count_noise = noise.value();
+  }
   if (session != nullptr) {
     // Per person, a record added to a person can move which of their
     // groups they keep: two groups change, so an add-remove session counts
@@ -423,10 +469,12 @@ StatusOr<GroupedReport> RunGroups(const std::vector<Runs>& runs,
   GroupedReport grouped;
   grouped.private_keys = request.private_keys;
   grouped.max_groups = planned.max_groups;
+  std::vector<int64_t> noisy_counts;
   if (planned.selection.has_value()) {
     grouped.selection = *planned.selection;
     grouped.selection_spent = planned.selection_spent;
-    grouped.released = SelectKeys(counts, *planned.selection, rng);
+    grouped.released = SelectKeys(counts, *planned.selection, rng,
+                                  request.count ? &noisy_counts : nullptr);
   } else {
     grouped.released.assign(runs.size(), 1);
   }
@@ -501,6 +549,27 @@ StatusOr<GroupedReport> RunGroups(const std::vector<Runs>& runs,
     }
     report.seeded = planned.per_group.seed.has_value();
     report.has_intervals = planned.plan.intervals.has_value();
+  }
+  if (request.count) {
+    // Public keys: each key's count with its own noise, after the
+    // quantiles; private keys: the selection's noisy counts.
+    if (planned.count_noise.has_value()) {
+      noisy_counts.assign(runs.size(), 0);
+      for (size_t key = 0; key < runs.size(); ++key) {
+        noisy_counts[key] = static_cast<int64_t>(
+            counts.empty() ? runs[key].total() : counts[key]);
+      }
+      planned.count_noise->AddTo(&noisy_counts, rng);
+      grouped.count_spent = planned.count_spent;
+      grouped.count_share = request.count_share.value_or(kDefaultCountShare);
+    }
+    grouped.counts.assign(runs.size(), kNaN);
+    for (size_t key = 0; key < runs.size(); ++key) {
+      if (grouped.released[key] != 0) {
+        grouped.counts[key] = static_cast<double>(noisy_counts[key]);
+      }
+    }
+    grouped.count_of = request.release.users != nullptr ? "people" : "rows";
   }
   if (!rng.healthy()) return EntropyUnavailable();
   if (plan.step_look.has_value()) report.step_look_spent = step_look_spent;
@@ -595,6 +664,20 @@ StatusOr<CountNoise> GroupStepLookNoise(const GroupRequest& request) {
   return look.value().noise;
 }
 
+StatusOr<CountNoise> GroupCountNoise(const GroupRequest& request) {
+  GroupRequest planned_as = request;
+  if (request.release.max_contributions.has_value() &&
+      request.release.users == nullptr) {
+    planned_as.release.contributions_bounded = true;  // counts bounded in SQL
+  }
+  StatusOr<GroupPlan> planned = PlanGroups(planned_as, nullptr);
+  if (!planned.ok()) return planned.status();
+  if (!planned.value().count_noise.has_value()) {
+    return GroupOptionError("no count noise: give count with public keys");
+  }
+  return *planned.value().count_noise;
+}
+
 StatusOr<GroupedReport> ReleaseByGroup(double* values, unsigned char* codes,
                                        size_t count,
                                        const GroupRequest& request, double* out,
@@ -619,7 +702,8 @@ StatusOr<GroupedReport> ReleaseByGroup(double* values, unsigned char* codes,
   status = PrepareKeyedRows(values, codes, count, request.keys, planned.value(),
                             &offsets, &runs, &step_look);
   if (!status.ok()) return status;
-  if (planned.value().max_groups == 0 && request.private_keys) {
+  if (planned.value().max_groups == 0 &&
+      (request.private_keys || request.count)) {
     counts.assign(request.keys, 0);
     for (uint32_t key = 0; key < request.keys; ++key) {
       counts[key] = offsets[key + 1] - offsets[key];

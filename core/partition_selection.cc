@@ -47,13 +47,16 @@ StatusOr<SelectionPlan> PlanSelection(double epsilon, double delta,
 }
 
 std::vector<uint8_t> SelectKeys(const std::vector<uint64_t>& counts,
-                                const SelectionPlan& plan, RandomSource& rng) {
+                                const SelectionPlan& plan, RandomSource& rng,
+                                std::vector<int64_t>* noisy) {
   std::vector<uint8_t> selected(counts.size(), 0);
+  if (noisy != nullptr) noisy->assign(counts.size(), 0);
   for (size_t i = 0; i < counts.size(); ++i) {
     if (counts[i] == 0) continue;
-    const int64_t noisy = static_cast<int64_t>(counts[i]) +
+    const int64_t value = static_cast<int64_t>(counts[i]) +
                           SampleDiscreteLaplace(rng, plan.scale);
-    selected[i] = noisy >= plan.threshold ? 1 : 0;
+    selected[i] = value >= plan.threshold ? 1 : 0;
+    if (noisy != nullptr) (*noisy)[i] = value;
   }
   return selected;
 }

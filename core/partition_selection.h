@@ -59,8 +59,12 @@ StatusOr<SelectionPlan> PlanSelection(double epsilon, double delta,
 // One noisy count per key, in order, from `rng`: 1 where count + Z reaches
 // the threshold, else 0. Keys with a count of 0 are not in the data and
 // never selected (they are absent, not counted).
+// With `noisy`, also each key's noisy count (0 for a key not in the data):
+// releasing c + Z for the selected keys is covered by the proof above,
+// which bounds every value of c + Z.
 std::vector<uint8_t> SelectKeys(const std::vector<uint64_t>& counts,
-                                const SelectionPlan& plan, RandomSource& rng);
+                                const SelectionPlan& plan, RandomSource& rng,
+                                std::vector<int64_t>* noisy = nullptr);
 
 // The exact probability that a key of count c >= 1 is selected (long
 // double, from the discrete Laplace's closed form): for the privacy tests.

@@ -517,6 +517,14 @@ const mutants = [
     to: '  if (false && planned.plan.neighbouring == Neighbouring::kReplaceOne) {',
     tests: 'GroupsTest.EveryMethodGroupsTake*',
   },
+  {
+    // The groups' counts' noise for a share 10% above theirs.
+    name: 'groups: count noise',
+    file: 'core/groups.cc',
+    from: 'DivideDown(noise_budget.epsilon, MultiplyUp(g, k));',
+    to: 'DivideDown(noise_budget.epsilon, MultiplyUp(g, k) / 1.1);',
+    tests: 'GroupsTest.Counts*',
+  },
 ];
 
 // Mutants of the TypeScript package, checked by its Vitest tests on the

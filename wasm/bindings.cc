@@ -7,6 +7,7 @@
 #include <malloc.h>
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -594,10 +595,13 @@ int ReleaseFromCounts(uintptr_t counts_address, uint32_t bucket_count,
 }
 
 // Grouped releases (core/groups.h). `extra` is Release's, with `groups`:
-// { keys, private, delta?, selectionShare?, maxGroups? }. out: keys x m
-// values (by key), then with confidence keys x m lows and keys x m highs,
-// then one flag a key (1: released). The selection's details go to extra's
-// `report` object: { selectionEpsilon, selectionThreshold, maxGroups }.
+// { keys, private, delta?, selectionShare?, maxGroups?, count,
+// countShare? }. out: keys x m values (by key), then with confidence keys x
+// m lows and keys x m highs, then one flag a key (1: released), four
+// first-look spans a key, one noisy count a key (NaN without count). The
+// selection's and the counts' details go to extra's `report` object:
+// { selectionEpsilon, selectionRho, selectionThreshold, maxGroups,
+// countEpsilon, countRho, countShare, countOf }.
 dpq::GroupRequest ReadGroups(const val& extra, dpq::ReleaseRequest release) {
   dpq::GroupRequest request;
   request.release = std::move(release);
@@ -607,6 +611,8 @@ dpq::GroupRequest ReadGroups(const val& extra, dpq::ReleaseRequest release) {
   request.delta = OptionalNumber(groups, "delta");
   request.selection_share = OptionalNumber(groups, "selectionShare");
   request.max_groups = OptionalNumber(groups, "maxGroups");
+  request.count = groups["count"].as<bool>();
+  request.count_share = OptionalNumber(groups, "countShare");
   return request;
 }
 
@@ -625,8 +631,11 @@ int GroupedReport(const dpq::StatusOr<dpq::GroupedReport>& grouped,
   const size_t width = static_cast<size_t>(keys) * m;
   size_t next = 0;
   double* looks = out + (intervals ? 3 : 1) * width + keys;
+  double* counts = looks + 4 * static_cast<size_t>(keys);
   for (uint32_t key = 0; key < keys; ++key) {
     out[(intervals ? 3 : 1) * width + key] = g.released[key];
+    counts[key] = g.counts.empty() ? std::numeric_limits<double>::quiet_NaN()
+                                   : g.counts[key];
     looks[4 * key] = g.look_low[key];
     looks[4 * key + 1] = g.look_high[key];
     looks[4 * key + 2] = g.look_seen_low[key];
@@ -645,6 +654,10 @@ int GroupedReport(const dpq::StatusOr<dpq::GroupedReport>& grouped,
   report.set("selectionRho", g.selection_spent.rho);
   report.set("selectionThreshold", static_cast<double>(g.selection.threshold));
   report.set("maxGroups", static_cast<double>(g.max_groups));
+  report.set("countEpsilon", g.count_spent.epsilon);
+  report.set("countRho", g.count_spent.rho);
+  report.set("countShare", g.count_share);
+  report.set("countOf", std::string(g.count_of));
   val target = extra;  // the same JavaScript object
   target.set("report", report);
   return code;

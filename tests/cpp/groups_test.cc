@@ -972,6 +972,136 @@ TEST(GroupsTest, AppIndExpWithDeltaHoldsDeltaAcrossAPersonsGroups) {
       << many.status().message();
 }
 
+// The largest |log P(z) - log P(z - d)| of a count's noise over z: what a
+// count moved by d does to the probability of any noisy value, exactly
+// from the noise's pmf.
+double CountLogRatio(const CountNoise& noise, int64_t d) {
+  double worst = 0;
+  for (int64_t z = -400; z <= 400; ++z) {
+    worst = std::max(
+        worst, std::fabs(std::log(noise.Pmf(z)) - std::log(noise.Pmf(z - d))));
+  }
+  return worst;
+}
+
+TEST(GroupsTest, CountsSpendTheirShareForTheirSensitivity) {
+  // Public keys: a record moves one key's count by 1; a person (users, g
+  // keys) one person in each of g keys; rows bounded in SQL k in each of g
+  // keys. Over the keys a neighbour touches, the counts' log-ratio of any
+  // outcome is exactly at most the counts' share, and above 0.9 of it (a
+  // share 10% too generous fails).
+  struct Case {
+    int64_t g;   // keys a person reaches (0: not per person)
+    bool users;  // people counted (else rows bounded upstream)
+    int64_t k;   // rows a person keeps in a key
+  };
+  std::vector<uint32_t> users(10, 0);
+  for (const Case& c : std::vector<Case>{
+           {0, false, 1}, {3, true, 2}, {2, false, 3}, {1, false, 4}}) {
+    for (const double share : {0.1, 0.3}) {
+      GroupRequest request = BasicGroups(5);
+      request.count = true;
+      request.count_share = share;
+      if (c.g > 0) {
+        request.max_groups = static_cast<double>(c.g);
+        request.release.max_contributions = static_cast<double>(c.k);
+        if (c.users) request.release.users = users.data();
+      }
+      const StatusOr<CountNoise> noise = GroupCountNoise(request);
+      ASSERT_TRUE(noise.ok()) << noise.status().message();
+      const int64_t per_key = c.users ? 1 : c.k;
+      const int64_t keys = std::max<int64_t>(c.g, 1);
+      const double ratio =
+          static_cast<double>(keys) * CountLogRatio(noise.value(), per_key);
+      EXPECT_LE(ratio, share + 1e-9) << c.g << " " << c.k;
+      EXPECT_GT(ratio, 0.9 * share) << c.g << " " << c.k;
+      // Under rho: the discrete Gaussian's variance is at least L2^2 / (2
+      // rho_c), and within a tenth of it.
+      GroupRequest zcdp = request;
+      zcdp.release.epsilon.reset();
+      zcdp.release.rho = 0.5;
+      const StatusOr<CountNoise> gaussian = GroupCountNoise(zcdp);
+      ASSERT_TRUE(gaussian.ok());
+      const double l2 = static_cast<double>(keys * per_key * per_key);
+      const double variance = gaussian.value().parameter.Value();
+      EXPECT_GE(variance, l2 / (2 * 0.5 * share) * (1 - 1e-12));
+      EXPECT_LT(variance, 1.1 * l2 / (2 * 0.5 * share));
+    }
+  }
+}
+
+TEST(GroupsTest, CountsComeAfterTheQuantilesOnTheRestOfTheBudget) {
+  // count: true with share 0.25 at epsilon 1 releases the quantiles a
+  // release at epsilon 0.75 does, bit for bit (the counts draw after them):
+  // the two parts compose to the budget. Each count is near its key's rows;
+  // the report says what the counts spent.
+  const Rows rows = MakeRows(4, 500, 8, /*empty=*/2);
+  GroupRequest counted = BasicGroups(4);
+  counted.count = true;
+  counted.count_share = 0.25;
+  std::vector<double> a;
+  const StatusOr<GroupedReport> with = Grouped(rows, counted, &a);
+  ASSERT_TRUE(with.ok()) << with.status().message();
+  GroupRequest plain = BasicGroups(4);
+  plain.release.epsilon = 0.75;
+  std::vector<double> b;
+  ASSERT_TRUE(Grouped(rows, plain, &b).ok());
+  EXPECT_EQ(a, b);
+  const GroupedReport& report = with.value();
+  EXPECT_EQ(report.release.spent.epsilon, 1);
+  EXPECT_EQ(report.count_spent.epsilon, 0.25);
+  EXPECT_EQ(std::string(report.count_of), "rows");
+  ASSERT_EQ(report.counts.size(), 4u);
+  for (uint32_t key = 0; key < 4; ++key) {
+    const double truth = key == 2 ? 0 : 500;
+    EXPECT_NEAR(report.counts[key], truth, 100) << key;  // scale 4: 25 scales
+  }
+  // Without count: none; countShare alone, or with private keys: refused.
+  std::vector<double> c;
+  EXPECT_TRUE(Grouped(rows, BasicGroups(4), &c).value().counts.empty());
+  GroupRequest alone = BasicGroups(4);
+  alone.count_share = 0.2;
+  EXPECT_EQ(Grouped(rows, alone, &c).status().code(),
+            StatusCode::kInvalidOption);
+  GroupRequest selected = BasicGroups(4);
+  selected.private_keys = true;
+  selected.delta = 1e-6;
+  selected.count = true;
+  selected.count_share = 0.2;
+  EXPECT_EQ(Grouped(rows, selected, &c).status().code(),
+            StatusCode::kInvalidOption);
+}
+
+TEST(GroupsTest, PrivateKeysCountWithTheSelectionsNoisyCount) {
+  // Private keys: a selected key's count is the noisy count that cleared
+  // the threshold (at least it), at no cost beyond the selection; the
+  // quantiles are those of the same release without count.
+  const Rows rows = MakeRows(4, 600, 9, /*empty=*/1);
+  GroupRequest request = BasicGroups(4);
+  request.private_keys = true;
+  request.delta = 1e-6;
+  request.count = true;
+  std::vector<double> a;
+  const StatusOr<GroupedReport> with = Grouped(rows, request, &a);
+  ASSERT_TRUE(with.ok()) << with.status().message();
+  const GroupedReport& report = with.value();
+  EXPECT_EQ(report.count_spent.epsilon, 0);
+  for (uint32_t key = 0; key < 4; ++key) {
+    if (report.released[key] == 0) {
+      EXPECT_TRUE(std::isnan(report.counts[key]));
+      continue;
+    }
+    EXPECT_GE(report.counts[key],
+              static_cast<double>(report.selection.threshold));
+    EXPECT_NEAR(report.counts[key], 600, 150);  // scale 10: 15 scales
+  }
+  GroupRequest plain = request;
+  plain.count = false;
+  std::vector<double> b;
+  ASSERT_TRUE(Grouped(rows, plain, &b).ok());
+  EXPECT_EQ(a, b);
+}
+
 TEST(GroupsTest, BadRequestsAreTypedErrorsBeforeTheData) {
   const Rows rows = MakeRows(3, 10, 6);
   std::vector<double> out;

@@ -360,6 +360,10 @@ describe('dp-quantiles CLI', () => {
     const cities = run([quoted, '--column', 'amount', '--lower', '0', '--upper', '10', '--epsilon', '1', '--quantiles', '0.5', '--group-by', 'city', '--keys', '"Zürich, CH", 東京']);
     expect(JSON.parse(cities.stdout).groups.map((g: { key: string }) => g.key)).toEqual(['Zürich, CH', '東京']);
     expect(cities.stderr).toBe('');
+    // --group-sizes: each group's noisy count beside its quantiles.
+    const sized = JSON.parse(run([...args, '--group-by', 'region', '--keys', 'south,north', '--group-sizes']).stdout);
+    expect(sized.count).toEqual({ of: 'rows', share: 0.1, privacy: { kind: 'pure', epsilon: 0.1 } });
+    for (const group of sized.groups) expect(Math.abs(group.count - 2000)).toBeLessThan(150);
     // A group-by column that is not there: the columns are listed.
     expect(run([...args, '--group-by', 'department', '--keys', 'a']).stderr).toMatch(/no group-by column named 'department'; the columns are 'region', 'amount'/);
     // Checked before the file is read (this one does not exist).

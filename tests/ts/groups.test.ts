@@ -264,6 +264,54 @@ describe('releaseByGroup', () => {
   });
 });
 
+describe('group sizes with count', () => {
+  it('gives each group a noisy count from a share of the budget, or the selection\'s count', () => {
+    // 200 groups of 1,000 rows (seeded: the same every run).
+    const n = 200_000;
+    const values = Float64Array.from({ length: n }, (_, i) => (i * 7919) % 1000);
+    const codes = Uint32Array.from({ length: n }, (_, i) => i % 200);
+    const keys = Array.from({ length: 200 }, (_, i) => i);
+    const options = { lower: 0, upper: 1000, quantiles: [0.5], epsilon: 1, keys, seed: 4, count: true };
+    const release = dpq.releaseByGroup(values, codes, options);
+    expect(release.count).toEqual({ of: 'rows', share: 0.1, privacy: { kind: 'none', reason: 'seeded' } });
+    const errors = release.groups.map((g) => Math.abs(g.count! - 1000));
+    // Discrete Laplace of scale 10: 87% within 20 expected, all within 80.
+    expect(errors.filter((e) => e <= 20).length / 200).toBeGreaterThan(0.8);
+    expect(Math.max(...errors)).toBeLessThan(80);
+    // The quantiles are those of the release at 0.9 of the budget (the
+    // counts draw after them), and the rows carry the counts.
+    const without = dpq.releaseByGroup(values, codes, { ...options, count: false, epsilon: 0.9 });
+    expect(release.groups.map((g) => g.values[0])).toEqual(without.groups.map((g) => g.values[0]));
+    expect(release.rows()[3]).toEqual({ key: 3, quantile: 0.5, value: release.groups[3].values[0], count: release.groups[3].count });
+    expect(dpq.releaseByGroup(values, codes, { ...options, seed: undefined }).count).toEqual({
+      of: 'rows', share: 0.1, privacy: { kind: 'pure', epsilon: 0.1 },
+    });
+    // countShare 0.15: 95% within 20 expected.
+    const wider = dpq.releaseByGroup(values, codes, { ...options, countShare: 0.15 });
+    expect(wider.groups.filter((g) => Math.abs(g.count! - 1000) <= 20).length / 200).toBeGreaterThan(0.88);
+    // Private keys: the selection's noisy count, at least its threshold.
+    const { values: salary, departments } = salaries(4000);
+    const selected = dpq.releaseByGroup(salary, departments, { ...base, delta: 1e-6, count: true });
+    expect(selected.count).toEqual({ of: 'rows', from: 'selection' });
+    for (const group of selected.groups) {
+      expect(group.count!).toBeGreaterThanOrEqual(selected.selection!.threshold);
+      expect(Math.abs(group.count! - 1000)).toBeLessThan(150);
+    }
+    // Per person, people are counted.
+    const people = Array.from({ length: 4000 }, (_, i) => i % 500);
+    const perPerson = dpq.releaseByGroup(salary, departments, {
+      ...base, keys: ['eng', 'ops'], users: people, maxContributions: 2, maxGroups: 2, count: true, seed: 3,
+    });
+    expect(perPerson.count?.of).toBe('people');
+    // Without count: no counts; countShare alone, or with private keys, refused.
+    expect(dpq.releaseByGroup(salary, departments, { ...base, keys: ['eng'] }).groups[0]).not.toHaveProperty('count');
+    expect(code(() => dpq.releaseByGroup(salary, departments, { ...base, keys: ['eng'], countShare: 0.2 }))).toBe('INVALID_OPTION');
+    // @ts-expect-error: private keys count with the selection
+    expect(code(() => dpq.releaseByGroup(salary, departments, { ...base, delta: 1e-6, count: true, countShare: 0.2 }))).toBe('INVALID_OPTION');
+    expect(code(() => dpq.releaseByGroup(salary, departments, { ...base, keys: ['eng'], count: 'yes' as never }))).toBe('INVALID_ARGUMENT');
+  });
+});
+
 describe('a grouped release as data', () => {
   it('writes plain JSON and a tidy table that DuckDB reads (docs/groups.md)', async () => {
     const { values, departments } = salaries(8000);

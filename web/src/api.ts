@@ -53,6 +53,7 @@ import {
   checkNumbers,
   checkObject,
   fail,
+  kindOf,
   personIndices,
   privacyOf,
   unknownOption,
@@ -271,9 +272,13 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     groups: WasmGroupExtra['groups'];
   } {
     checkObject(options);
-    const { keys, selectionShare, maxGroups, ...rest } = options as Record<string, unknown>;
+    const { keys, selectionShare, maxGroups, count, countShare, ...rest } = options as Record<string, unknown>;
     checkNumber('selectionShare', selectionShare, true);
     checkNumber('maxGroups', maxGroups, true);
+    checkNumber('countShare', countShare, true);
+    if (count !== undefined && typeof count !== 'boolean') {
+      fail('INVALID_ARGUMENT', `count must be true or false, got ${kindOf(count)}`);
+    }
     const publicKeys = keys === undefined ? undefined : checkPublicKeys(keys);
     // Without public keys, delta is the selection's; with them, only
     // appindexp's own.
@@ -299,6 +304,8 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
         ...(delta === undefined ? {} : { delta: delta as number }),
         ...(selectionShare === undefined ? {} : { selectionShare: selectionShare as number }),
         ...(maxGroups === undefined ? {} : { maxGroups: maxGroups as number }),
+        count: count === true,
+        ...(countShare === undefined ? {} : { countShare: countShare as number }),
       },
     };
   }
@@ -323,6 +330,8 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     const width = keys.length * m;
     const flags = at + (confidence === undefined ? 1 : 3) * width;
     const looks = flags + keys.length;
+    const counts = looks + 4 * keys.length;
+    const counted = extra.groups.count;
     const groups: GroupRelease[] = [];
     keys.forEach((key, k) => {
       if (heap[flags + k] !== 1) return;
@@ -332,6 +341,7 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
       groups.push({
         key,
         values: heap.slice(from, from + m),
+        ...(counted ? { count: heap[counts + k] } : {}),
         ...(confidence === undefined
           ? {}
           : { intervals: { low: heap.slice(from + width, from + width + m), high: heap.slice(from + 2 * width, from + 2 * width + m) } }),
@@ -365,6 +375,24 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
           }
         : {}),
       ...(report !== undefined && report.maxGroups > 0 ? { maxGroups: report.maxGroups } : {}),
+      ...(counted && report !== undefined
+        ? {
+            count: {
+              of: report.countOf,
+              ...(privateKeys
+                ? { from: 'selection' as const }
+                : {
+                    share: report.countShare,
+                    privacy:
+                      rest.privacy.kind === 'none'
+                        ? rest.privacy
+                        : rest.privacy.kind === 'zcdp'
+                          ? { kind: 'zcdp' as const, rho: report.countRho }
+                          : { kind: 'pure' as const, epsilon: report.countEpsilon },
+                  }),
+            },
+          }
+        : {}),
       ...(firstLook === undefined ? {} : { firstLook: { share: firstLook.share } }),
       ...(intervals === undefined ? {} : { intervals: (({ low: _l, high: _h, ...meta }) => meta)(intervals) }),
     };
@@ -377,6 +405,7 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
           key: group.key,
           quantile,
           value: group.values[j],
+          ...(group.count === undefined ? {} : { count: group.count }),
           ...(group.intervals === undefined ? {} : { low: group.intervals.low[j], high: group.intervals.high[j] }),
         })),
       );
@@ -407,7 +436,7 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     }
     const users = personIndices((options as PerPersonOptions).users, values.length);
     const m = quantiles.length;
-    const outputs = (spec.confidence !== undefined ? 3 : 1) * keys.length * m + 5 * keys.length;
+    const outputs = (spec.confidence !== undefined ? 3 : 1) * keys.length * m + 6 * keys.length;
     // After the outputs and the block, the codes' buffer: 8 bytes a row
     // (the codes in its first half; the core writes the runs' counts there).
     const codesFrom = outputs + block.size;
@@ -475,7 +504,7 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     const { buckets: _b, ...withoutBuckets } = spec;
     void _b;
     const m = quantiles.length;
-    const outputs = (spec.confidence !== undefined ? 3 : 1) * keys.length * m + 5 * keys.length;
+    const outputs = (spec.confidence !== undefined ? 3 : 1) * keys.length * m + 6 * keys.length;
     const codesFrom = outputs + block.size;
     return withHeap([buckets, tallies, quantiles], codesFrom + Math.max(1, Math.ceil(rows / 2)), ([bucketsAt, countsAt, quantilesAt], out) => {
       const blockAt = out + 8 * outputs;

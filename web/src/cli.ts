@@ -42,7 +42,7 @@ const USAGE = `usage: dp-quantiles [FILE] --column NAME|INDEX
                     [--budget epsilon=E|rho=R|epsilon=E,delta=D] [--session FILE]
                     [--method M] [--step S] [--delimiter D] [--option NAME=VALUE ...]
                     [--user-column NAME|INDEX --max-contributions K [--max-groups G]]
-                    [--group-by NAME|INDEX (--keys K1,K2,... | --delta D)]
+                    [--group-by NAME|INDEX (--keys K1,K2,... | --delta D) [--group-sizes]]
                     [--confidence C [--interval-share S] [--interval sample|population]
                      [--simultaneous]]
                     [--seed N]
@@ -105,6 +105,9 @@ them.
                 comma, as in CSV: '"Zürich, CH",Bern'): each is released,
                 one no row holds too; rows of other groups are left out
                 (stderr counts both, for the data owner)
+  --group-sizes with --group-by: each group's noisy count of rows (people,
+                per person) beside its quantiles: a tenth of the budget with
+                --keys, the selection's own count with --delta
   --delta       without --keys: the groups are private, and a group appears
                 only if a noisy count of its rows clears a threshold; a
                 group of one row appears with probability at most D
@@ -356,6 +359,7 @@ const OPTIONS = {
   keys: { type: 'string' },
   delta: { type: 'string' },
   'max-groups': { type: 'string' },
+  'group-sizes': { type: 'boolean', default: false },
   confidence: { type: 'string' },
   'interval-share': { type: 'string' },
   interval: { type: 'string' },
@@ -783,11 +787,13 @@ function groupOptionsOf(args: {
   delta?: string;
   'max-groups'?: string;
   'user-column'?: string;
+  'group-sizes'?: boolean;
 }): GroupKeyOptions | undefined {
   if (args['group-by'] === undefined) {
     for (const flag of ['keys', 'delta', 'max-groups'] as const) {
       if (args[flag] !== undefined) throw new UsageError(`--${flag} goes with --group-by`);
     }
+    if (args['group-sizes'] === true) throw new UsageError('--group-sizes goes with --group-by');
     return undefined;
   }
   const keys = args.keys === undefined ? undefined : parseKeys(args.keys);
@@ -802,7 +808,11 @@ function groupOptionsOf(args: {
   if ((maxGroups === undefined) !== (args['user-column'] === undefined)) {
     throw new UsageError('per person, --group-by takes --max-groups with --user-column (the most groups a person counts in)');
   }
-  return { ...(keys === undefined ? { delta } : { keys }), ...(maxGroups === undefined ? {} : { maxGroups }) };
+  return {
+    ...(keys === undefined ? { delta } : { keys }),
+    ...(maxGroups === undefined ? {} : { maxGroups }),
+    ...(args['group-sizes'] === true ? { count: true } : {}),
+  };
 }
 
 // The data owner's notes on public keys (they count rows, so stderr, never
@@ -855,6 +865,7 @@ function groupedEntry(
     ...(release.maxContributions === undefined ? {} : { maxContributions: release.maxContributions }),
     ...(release.stepLook === undefined ? {} : { stepLook: release.stepLook }),
     ...(release.firstLook === undefined ? {} : { firstLook: release.firstLook }),
+    ...(release.count === undefined ? {} : { count: release.count }),
     groups: release.groups.map((group) => {
       const sorted = truth === undefined ? undefined : Float64Array.from(byGroup.get(String(group.key)) ?? []).sort();
       // A group with no rows has no true quantiles: the owner's view says
@@ -870,7 +881,13 @@ function groupedEntry(
           (row as Record<string, unknown>).interval = [intervals.low[i], intervals.high[i]];
         });
       }
-      return { key: group.key, ...empty, ...(group.firstLook === undefined ? {} : { firstLook: group.firstLook }), quantiles: rows };
+      return {
+        key: group.key,
+        ...(group.count === undefined ? {} : { count: group.count }),
+        ...empty,
+        ...(group.firstLook === undefined ? {} : { firstLook: group.firstLook }),
+        quantiles: rows,
+      };
     }),
     ...(release.intervals === undefined ? {} : { intervals: release.intervals }),
   };

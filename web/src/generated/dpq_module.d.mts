@@ -171,8 +171,17 @@ export interface WasmCharge {
 
 /** A grouped release's extra: Release's, the groups, and the report back. */
 export interface WasmGroupExtra extends WasmReleaseExtra {
-  groups: { keys: number; private: boolean; delta?: number; selectionShare?: number; maxGroups?: number };
-  report?: { selectionEpsilon: number; selectionRho: number; selectionThreshold: number; maxGroups: number };
+  groups: { keys: number; private: boolean; delta?: number; selectionShare?: number; maxGroups?: number; count: boolean; countShare?: number };
+  report?: {
+    selectionEpsilon: number;
+    selectionRho: number;
+    selectionThreshold: number;
+    maxGroups: number;
+    countEpsilon: number;
+    countRho: number;
+    countShare: number;
+    countOf: 'rows' | 'people';
+  };
 }
 
 export interface DpqWasmModule {
@@ -194,7 +203,8 @@ export interface DpqWasmModule {
    * A grouped release (core/groups.h): values and codes (uint32 at
    * codesAddress, in a buffer of 8 bytes a row) overwritten; out holds
    * keys x m values, then with confidence keys x m lows and highs, then a
-   * flag a key. The selection's details come back in extra.report.
+   * flag a key, four first-look spans a key and a noisy count a key. The
+   * selection's and the counts' details come back in extra.report.
    */
   releaseByGroup(
     valuesAddress: number,

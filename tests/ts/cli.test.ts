@@ -364,6 +364,23 @@ describe('dp-quantiles CLI', () => {
     const sized = JSON.parse(run([...args, '--group-by', 'region', '--keys', 'south,north', '--group-sizes']).stdout);
     expect(sized.count).toEqual({ of: 'rows', share: 0.1, privacy: { kind: 'pure', epsilon: 0.1 } });
     for (const group of sized.groups) expect(Math.abs(group.count - 2000)).toBeLessThan(150);
+    // Two group-by columns: one --keys list each, every combination a group.
+    const twoLines = Array.from({ length: 4000 }, (_, i) => `${['north', 'south'][i % 2]},${['a', 'b'][(i >> 1) % 2]},${10 + 10 * (i % 2) + 40 * ((i >> 1) % 2) + ((i * 37) % 100) / 20}`);
+    const two = writeCsv('two.csv', `region,shop,amount\n${twoLines.join('\n')}\n`);
+    const twoArgs = [two, '--column', 'amount', '--lower', '0', '--upper', '100', '--epsilon', '1', '--quantiles', '0.5', '--step', '0.05'];
+    const crossed = run([...twoArgs, '--group-by', 'region,shop', '--keys', 'north,south', '--keys', 'b,a,c', '--show-true']);
+    const byBoth = JSON.parse(crossed.stdout);
+    expect(byBoth.groups.map((g: { key: string[] }) => g.key)).toEqual([
+      ['north', 'b'], ['north', 'a'], ['north', 'c'], ['south', 'b'], ['south', 'a'], ['south', 'c'],
+    ]);
+    // north/a in [10, 15): median near 12.5; south/b in [60, 65).
+    expect(Math.abs(byBoth.groups[1].quantiles[0].value - 12.5)).toBeLessThan(1);
+    expect(Math.abs(byBoth.groups[3].quantiles[0].value - 62.5)).toBeLessThan(1);
+    expect(byBoth.groups[3].quantiles[0].true).toBeCloseTo(62.5, 0);
+    expect(crossed.stderr).toMatch(/2 of the --keys hold no rows: "\[\\"north\\",\\"c\\"\]", "\[\\"south\\",\\"c\\"\]"/);
+    const privately = JSON.parse(run([...twoArgs, '--group-by', 'region,shop', '--delta', '1e-6']).stdout);
+    expect(privately.groups.map((g: { key: string[] }) => g.key)).toEqual([['north', 'a'], ['north', 'b'], ['south', 'a'], ['south', 'b']]);
+    expect(run([...twoArgs, '--group-by', 'region,shop', '--keys', 'north']).stderr).toMatch(/one --keys list for each/);
     // A group-by column that is not there: the columns are listed.
     expect(run([...args, '--group-by', 'department', '--keys', 'a']).stderr).toMatch(/no group-by column named 'department'; the columns are 'region', 'amount'/);
     // Checked before the file is read (this one does not exist).

@@ -264,6 +264,69 @@ describe('releaseByGroup', () => {
   });
 });
 
+describe('keys of several columns', () => {
+  it('groups by tuples: public, private, from counts of a two-column GROUP BY', async () => {
+    // Salaries by department x site: each tuple's values near 40 + 20 d + 5 s.
+    const n = 12_000;
+    const names = ['eng', 'sales', 'ops'];
+    const dept: string[] = [];
+    const site = new Uint8Array(n);
+    const values = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      dept.push(names[i % 3]);
+      site[i] = (i >> 2) % 2;
+      values[i] = 40 + 20 * (i % 3) + 5 * site[i] + ((i * 7919) % 100) / 50;
+    }
+    const keys = [['ops', 1], ['eng', 0], ['eng', 1], ['hr', 0]] as const;
+    const release = dpq.releaseByGroup(values, [dept, site], { ...base, quantiles: [0.5], keys, seed: 6, count: true });
+    expect(release.groups.map((g) => g.key)).toEqual([['ops', 1], ['eng', 0], ['eng', 1], ['hr', 0]]);
+    const key: readonly ['ops', 1] | readonly ['eng', 0] | readonly ['eng', 1] | readonly ['hr', 0] = release.groups[0].key;
+    void key;
+    // ops at site 1 lie in [85, 87): the median near 86; eng at 0 in [40, 42).
+    expect(release.groups[0].values[0]).toBeCloseTo(86, 0);
+    expect(release.groups[1].values[0]).toBeCloseTo(41, 0);
+    expect(Math.abs(release.groups[2].count! - 2000)).toBeLessThan(150);
+    // The same as one joined column, bit for bit.
+    const joined = dept.map((d, i) => `${d}|${site[i]}`);
+    const one = dpq.releaseByGroup(values, joined, { ...base, quantiles: [0.5], keys: keys.map(([d, s]) => `${d}|${s}`), seed: 6, count: true });
+    expect(release.groups.map((g) => [g.values[0], g.count])).toEqual(one.groups.map((g) => [g.values[0], g.count]));
+    expect(release.rows()[0]).toMatchObject({ key: ['ops', 1], quantile: 0.5 });
+    // Private keys: the tuples the rows hold, sorted by column.
+    const chosen = dpq.releaseByGroup(values, [dept, site], { ...base, quantiles: [0.5], delta: 1e-6 });
+    expect(chosen.groups.map((g) => g.key)).toEqual([['eng', 0], ['eng', 1], ['ops', 0], ['ops', 1], ['sales', 0], ['sales', 1]]);
+    // From a GROUP BY of two key columns in DuckDB: as from the rows.
+    const instance = await DuckDBInstance.create(':memory:');
+    const connection = await instance.connect();
+    await connection.run('CREATE TABLE t (dept VARCHAR, site INTEGER, v DOUBLE)');
+    const appender = await connection.createAppender('t');
+    for (let i = 0; i < n; i++) {
+      appender.appendVarchar(dept[i]);
+      appender.appendInteger(site[i]);
+      appender.appendDouble(values[i]);
+      appender.endRow();
+    }
+    appender.closeSync();
+    const counted = await connection.runAndReadAll(
+      'SELECT dept, site, least(floor(v / 0.2), 999)::BIGINT AS bucket, count(*) AS n FROM t GROUP BY ALL',
+    );
+    connection.closeSync();
+    const columns = counted.getColumns() as unknown[][];
+    const fromCounts = dpq.releaseByGroupFromCounts(
+      { keys: [columns[0] as string[], columns[1] as number[]], buckets: columns[2] as bigint[], counts: columns[3] as bigint[] },
+      { ...base, quantiles: [0.5], keys, buckets: 1000, seed: 6 },
+    );
+    const fromRows = dpq.releaseByGroup(values, [dept, site], { ...base, quantiles: [0.5], keys, buckets: 1000, seed: 6 });
+    expect(fromCounts.groups).toEqual(fromRows.groups);
+    // Typed errors: a key that is not a tuple of the columns' count, columns
+    // of different lengths.
+    expect(code(() => dpq.releaseByGroup(values, [dept, site], { ...base, keys: [['eng']] }))).toBe('INVALID_OPTION');
+    expect(code(() => dpq.releaseByGroup(values, [dept, site], { ...base, keys: ['eng'] as never }))).toBe('INVALID_OPTION');
+    expect(code(() => dpq.releaseByGroup(values, [dept, site.subarray(1)], { ...base, keys }))).toBe('INVALID_ARGUMENT');
+    // A column of a kind no key has in that place: refused, as for one column.
+    expect(code(() => dpq.releaseByGroup(values, [dept, site], { ...base, keys: [['eng', '0']] }))).toBe('INVALID_OPTION');
+  });
+});
+
 describe('group sizes with count', () => {
   it('gives each group a noisy count from a share of the budget, or the selection\'s count', () => {
     // 200 groups of 1,000 rows (seeded: the same every run).

@@ -12,7 +12,7 @@ import type {
 } from './generated/dpq_module.mjs';
 import type { DpQuantilesErrorCode } from './errors.js';
 import { releaseBlock } from './block.js';
-import { checkGroups, checkPublicKeys, keyColumn, privateCodes, publicCodes } from './groups.js';
+import { checkGroups, checkPublicKeys, keyColumn, privateGroupCodes, publicGroupCodes, type GroupColumns } from './groups.js';
 import { releaseInSession, wrapStream } from './stream.js';
 import type {
   SavedCharge,
@@ -24,11 +24,14 @@ import type {
   CountsData,
   GroupCountsData,
   GroupCountsOptions,
+  GroupTupleCountsData,
   GroupedRelease,
   GroupKey,
   GroupOptions,
   GroupRelease,
   GroupRow,
+  GroupColumn,
+  GroupKeyOrTuple,
   NumericData,
   SanitizeOptions,
   BoundsOptions,
@@ -266,9 +269,9 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
 
   // The options of a grouped release: the groups' (keys, delta for private
   // keys, selectionShare, maxGroups) apart, the rest a release's spec.
-  function groupOptions(options: unknown): {
+  function groupOptions(options: unknown, arity: number): {
     spec: ReturnType<typeof buildSpec>;
-    publicKeys: GroupKey[] | undefined;
+    publicKeys: (GroupKey | GroupKey[])[] | undefined;
     groups: WasmGroupExtra['groups'];
   } {
     checkObject(options);
@@ -279,7 +282,7 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     if (count !== undefined && typeof count !== 'boolean') {
       fail('INVALID_ARGUMENT', `count must be true or false, got ${kindOf(count)}`);
     }
-    const publicKeys = keys === undefined ? undefined : checkPublicKeys(keys);
+    const publicKeys = keys === undefined ? undefined : checkPublicKeys(keys, arity);
     // Without public keys, delta is the selection's; with them, only
     // appindexp's own.
     if (publicKeys !== undefined && rest.delta !== undefined && rest.method !== 'appindexp') {
@@ -316,12 +319,12 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
   // write them, with its report in the block and in extra.report.
   function readGrouped(
     out: number,
-    keys: readonly GroupKey[],
+    keys: readonly (GroupKey | GroupKey[])[],
     quantiles: ArrayLike<number>,
     confidence: number | undefined,
     blockAt: number,
     extra: WasmGroupExtra,
-  ): GroupedRelease {
+  ): GroupedRelease<GroupKeyOrTuple> {
     const m = quantiles.length;
     const heap = module.HEAPF64;
     const result = block.read(heap, blockAt / 8);
@@ -332,7 +335,7 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     const looks = flags + keys.length;
     const counts = looks + 4 * keys.length;
     const counted = extra.groups.count;
-    const groups: GroupRelease[] = [];
+    const groups: GroupRelease<GroupKeyOrTuple>[] = [];
     keys.forEach((key, k) => {
       if (heap[flags + k] !== 1) return;
       const from = at + k * m;
@@ -359,7 +362,7 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     void _values;
     const report = extra.report;
     const privateKeys = extra.groups.private;
-    const grouped: Omit<GroupedRelease, 'toJSON' | 'rows'> = {
+    const grouped: Omit<GroupedRelease<GroupKeyOrTuple>, 'toJSON' | 'rows'> = {
       ...rest,
       groups,
       keys: privateKeys ? 'private' : 'public',
@@ -399,7 +402,7 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     // The tidy form: one row a group and quantile, in the groups' order and
     // the quantiles' as requested.
     const asked = Array.from(quantiles);
-    const rows = (): GroupRow[] =>
+    const rows = (): GroupRow<GroupKeyOrTuple>[] =>
       groups.flatMap((group) =>
         asked.map((quantile, j) => ({
           key: group.key,
@@ -410,28 +413,28 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
         })),
       );
     Object.defineProperty(grouped, 'rows', { value: rows, enumerable: false, configurable: true });
-    return withJson(grouped) as GroupedRelease;
+    return withJson(grouped) as GroupedRelease<GroupKeyOrTuple>;
   }
 
-  function releaseByGroup<K extends GroupKey>(
+  function releaseByGroup<K extends GroupKeyOrTuple>(
     data: Float64Array | ArrayLike<number>,
-    groupsOfRows: ArrayLike<K>,
+    groupsOfRows: ArrayLike<GroupKey> | readonly GroupColumn[],
     options: GroupOptions<K>,
     session?: WasmSession,
   ): GroupedRelease<K> {
     const values = checkNumbers('data', data);
     checkSize(values);
-    const { spec, publicKeys, groups } = groupOptions(options);
+    const list = checkGroups(groupsOfRows, values.length);
+    const { spec, publicKeys, groups } = groupOptions(options, list.tuple ? list.columns.length : 0);
     if (session !== undefined) spec.session = session;
     const quantiles = checkNumbers('quantiles', (options as { quantiles: unknown }).quantiles);
-    const list = checkGroups(groupsOfRows, values.length);
     // Public keys' codes are written straight into the heap, below.
     let codes: Uint32Array | undefined;
-    let keys: GroupKey[];
+    let keys: (GroupKey | GroupKey[])[];
     if (publicKeys !== undefined) {
       keys = publicKeys;
     } else {
-      ({ codes, keys } = privateCodes(list));
+      ({ codes, keys } = privateGroupCodes(list));
       groups.keys = keys.length;
     }
     const users = personIndices((options as PerPersonOptions).users, values.length);
@@ -446,7 +449,7 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
         const blockAt = out + 8 * outputs;
         const codesAt = out + 8 * codesFrom;
         if (codes === undefined) {
-          publicCodes(list, keys, 'groups', module.HEAPU32.subarray(codesAt / 4, codesAt / 4 + values.length));
+          publicGroupCodes(list, keys, 'groups', module.HEAPU32.subarray(codesAt / 4, codesAt / 4 + values.length));
         } else {
           module.HEAPU32.set(codes, codesAt / 4);
         }
@@ -458,8 +461,8 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     );
   }
 
-  function releaseByGroupFromCounts<K extends GroupKey>(
-    counts: GroupCountsData<K>,
+  function releaseByGroupFromCounts<K extends GroupKeyOrTuple>(
+    counts: GroupCountsData | GroupTupleCountsData,
     options: GroupCountsOptions<K>,
     session?: WasmSession,
   ): GroupedRelease<K> {
@@ -481,23 +484,30 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     if (typeof bucketCount !== 'number' || !Number.isSafeInteger(bucketCount) || bucketCount < 1 || bucketCount > MAX_VALUES) {
       fail('INVALID_OPTION', 'buckets must be the number of equal-width buckets the counts are over (a whole number >= 1)');
     }
-    const keyList = keyColumn(counts.keys, 'keys');
-    const rows = keyList.length;
+    // One key column, or several (tuples of keys), as for rows.
+    const keyColumns: GroupColumns =
+      Array.isArray(counts.keys) && counts.keys.length > 0 && counts.keys.every((c) => typeof c === 'object' && c !== null)
+        ? { columns: (counts.keys as unknown[]).map((column, c) => keyColumn(column, `keys[${c}]`)), tuple: true }
+        : { columns: [keyColumn(counts.keys, 'keys')], tuple: false };
+    const rows = keyColumns.columns[0].length;
+    if (keyColumns.columns.some((column) => column.length !== rows)) {
+      fail('INVALID_ARGUMENT', 'the key columns differ in length; give one key a row in each');
+    }
     const buckets = checkCounts(counts.buckets, 'buckets');
     const tallies = checkCounts(counts.counts, 'counts');
     if (buckets.length !== rows || tallies.length !== rows) {
       fail('INVALID_ARGUMENT', 'keys, buckets and counts differ in length; give one of each a row');
     }
-    const { spec, publicKeys, groups } = groupOptions(options);
+    const { spec, publicKeys, groups } = groupOptions(options, keyColumns.tuple ? keyColumns.columns.length : 0);
     if (session !== undefined) spec.session = session;
     const quantiles = checkNumbers('quantiles', options.quantiles);
     let codes: Uint32Array;
-    let keys: GroupKey[];
+    let keys: (GroupKey | GroupKey[])[];
     if (publicKeys !== undefined) {
       keys = publicKeys;
-      codes = publicCodes(keyList, keys, 'keys');
+      codes = publicGroupCodes(keyColumns, keys, 'keys');
     } else {
-      ({ codes, keys } = privateCodes(keyList, 'keys'));
+      ({ codes, keys } = privateGroupCodes(keyColumns, 'keys'));
       groups.keys = keys.length;
     }
     // The bucket count is the grid: not a release option here.
@@ -625,9 +635,10 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
       quantilesFromCounts: (counts, countsOptions) => releaseFromCounts(counts, countsOptions, live()).values,
       releaseFromCounts: (counts, countsOptions) => releaseFromCounts(counts, countsOptions, live()),
       // (One implementation for the overloads: the keys come back as given.)
-      releaseByGroup: ((data: NumericData, groups: ArrayLike<GroupKey>, groupOptions: GroupOptions) =>
+      releaseByGroup: ((data: NumericData, groups: ArrayLike<GroupKey> | readonly GroupColumn[], groupOptions: GroupOptions<GroupKeyOrTuple>) =>
         releaseByGroup(data, groups, groupOptions, live())) as PrivacySession['releaseByGroup'],
-      releaseByGroupFromCounts: (counts, groupOptions) => releaseByGroupFromCounts(counts, groupOptions, live()),
+      releaseByGroupFromCounts: ((counts: GroupCountsData | GroupTupleCountsData, groupOptions: GroupCountsOptions<GroupKeyOrTuple>) =>
+        releaseByGroupFromCounts(counts, groupOptions, live())) as PrivacySession['releaseByGroupFromCounts'],
       sanitize: (data, sanitizeOptions) => sanitize(data, sanitizeOptions, live()),
       bounds: (data, boundsOptions) => bounds(data, boundsOptions, live()),
       releaseStream(stream, streamOptions) {
@@ -747,9 +758,10 @@ export function wrapModule(module: DpqWasmModule): DpQuantiles {
     release: (data, options) => release(data, options),
     quantilesFromCounts: (counts, options) => releaseFromCounts(counts, options).values,
     releaseFromCounts: (counts, options) => releaseFromCounts(counts, options),
-    releaseByGroup: ((data: NumericData, groups: ArrayLike<GroupKey>, options: GroupOptions) =>
+    releaseByGroup: ((data: NumericData, groups: ArrayLike<GroupKey> | readonly GroupColumn[], options: GroupOptions<GroupKeyOrTuple>) =>
       releaseByGroup(data, groups, options)) as DpQuantiles['releaseByGroup'],
-    releaseByGroupFromCounts: (counts, options) => releaseByGroupFromCounts(counts, options),
+    releaseByGroupFromCounts: ((counts: GroupCountsData | GroupTupleCountsData, options: GroupCountsOptions<GroupKeyOrTuple>) =>
+      releaseByGroupFromCounts(counts, options)) as DpQuantiles['releaseByGroupFromCounts'],
     sanitize: (data, options) => sanitize(data, options),
     bounds: (data, options) => bounds(data, options),
     createStream,

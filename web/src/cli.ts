@@ -30,6 +30,7 @@ import {
   type QuantilesOptions,
   type SessionOptions,
   type GroupedRelease,
+  type GroupKeyOrTuple,
   type GroupKeyOptions,
   type GroupOptions,
 } from './node.js';
@@ -157,7 +158,7 @@ interface Column {
   /** The person of each value, with --user-column. */
   users?: string[];
   /** The group of each value, with --group-by. */
-  groups?: string[];
+  groups?: string[][];
   /** Rows whose cell is empty or not a number: skipped, as the demo does. */
   skipped: number;
   /** The line of the first skipped row, for the message. */
@@ -203,7 +204,7 @@ async function readColumn(
   delimiterOption?: string,
   userColumn?: string,
   decimalComma = false,
-  groupColumn?: string,
+  groupColumns?: string[],
 ): Promise<Column> {
   const chunks = input[Symbol.asyncIterator]();
   const first = await chunks.next();
@@ -232,9 +233,9 @@ async function readColumn(
 
   let index = -1;
   let userIndex = -1;
-  let groupIndex = -1;
+  let groupIndexes: number[] = [];
   const users: string[] | undefined = userColumn === undefined ? undefined : [];
-  const groups: string[] | undefined = groupColumn === undefined ? undefined : [];
+  const groups: string[][] | undefined = groupColumns === undefined ? undefined : groupColumns.map(() => []);
   let name = column;
   let values = new Float64Array(1024);
   let count = 0;
@@ -266,7 +267,7 @@ async function readColumn(
           name = header ? (row.record[index] ?? column) : column;
         }
         if (userColumn !== undefined) userIndex = extraColumnIndex(row.record, userColumn, header, 'user');
-        if (groupColumn !== undefined) groupIndex = extraColumnIndex(row.record, groupColumn, header, 'group-by');
+        if (groupColumns !== undefined) groupIndexes = groupColumns.map((group) => extraColumnIndex(row.record, group, header, 'group-by'));
         if (header) return;
       }
       if (index >= row.record.length) {
@@ -279,8 +280,8 @@ async function readColumn(
       if (userIndex >= row.record.length) {
         throw new UsageError(`line ${line}: has no user column ${userIndex}`);
       }
-      if (groupIndex >= row.record.length) {
-        throw new UsageError(`line ${line}: has no group-by column ${groupIndex}`);
+      for (const groupIndex of groupIndexes) {
+        if (groupIndex >= row.record.length) throw new UsageError(`line ${line}: has no group-by column ${groupIndex}`);
       }
       const cell = decimalComma ? row.record[index].replace(',', '.') : row.record[index];
       if (!NUMBER.test(cell)) {
@@ -296,7 +297,7 @@ async function readColumn(
       }
       values[count++] = Number(cell);
       users?.push(row.record[userIndex]);
-      groups?.push(row.record[groupIndex]);
+      if (groups !== undefined) for (let c = 0; c < groups.length; c++) groups[c].push(row.record[groupIndexes[c]]);
       if (progress && count % 100_000 === 0) process.stderr.write(`\rread ${count.toLocaleString('en')} values`);
     };
     await new Promise<void>((resolve, reject) => {
@@ -356,7 +357,7 @@ const OPTIONS = {
   step: { type: 'string' },
   'user-column': { type: 'string' },
   'group-by': { type: 'string' },
-  keys: { type: 'string' },
+  keys: { type: 'string', multiple: true },
   delta: { type: 'string' },
   'max-groups': { type: 'string' },
   'group-sizes': { type: 'boolean', default: false },
@@ -455,7 +456,7 @@ async function main(argv: string[]): Promise<void> {
     const perPerson = maxContributions === undefined ? {} : { users: [], maxContributions };
     const dry = { ...options, ...bounds, ...perPerson, quantiles, seed: 0 };
     if (groupOptions === undefined) dpq.release([], dry as QuantilesOptions);
-    else dpq.releaseByGroup([], [], { ...dry, ...groupOptions } as GroupOptions);
+    else dpq.releaseByGroup([], emptyGroups(args['group-by']), { ...dry, ...groupOptions } as GroupOptions);
   }
   // The ledger is read (and checked) before the data too, and the whole
   // run is tried on a copy of it: an overspend is refused before reading.
@@ -469,7 +470,7 @@ async function main(argv: string[]): Promise<void> {
         quantiles,
         seed: 0,
         ...groupOptions,
-      }), quantileSets, maxContributions, groupOptions !== undefined);
+      }), quantileSets, maxContributions, groupOptions === undefined ? undefined : emptyGroups(args['group-by']));
     }
     await releaseColumn(dpq, { ...args, column: args.column }, file, options, quantileSets, boundsBudget, maxContributions, session, groupOptions);
   } finally {
@@ -487,7 +488,8 @@ function dryRunOnLedger(
   dryOptions: (quantiles: number[]) => unknown,
   quantileSets: number[][],
   maxContributions: number | undefined,
-  grouped: boolean,
+  // Grouped: no rows in the shape of the group-by columns.
+  grouped: string[] | string[][] | undefined,
 ): void {
   const copy = dpq.restoreSession(session.save());
   try {
@@ -501,7 +503,7 @@ function dryRunOnLedger(
       }
     }
     for (const quantiles of quantileSets) {
-      if (grouped) copy.releaseByGroup([], [], dryOptions(quantiles) as GroupOptions);
+      if (grouped !== undefined) copy.releaseByGroup([], grouped, dryOptions(quantiles) as GroupOptions);
       else copy.release([], dryOptions(quantiles) as QuantilesOptions);
     }
   } finally {
@@ -542,7 +544,7 @@ async function releaseColumn(
     args.delimiter,
     args['user-column'],
     args['decimal-comma'],
-    groupOptions === undefined ? undefined : args['group-by'],
+    groupOptions === undefined ? undefined : groupColumnsOf(args['group-by']),
   );
   // The data owner's notes (they count rows): stderr, never the JSON output.
   const rows = column.values.length + column.skipped;
@@ -614,11 +616,15 @@ async function releaseColumn(
     try {
       if (groupOptions !== undefined) {
         const grouped = { ...releaseOptions, ...groupOptions } as GroupOptions;
-        const groups = column.groups as string[];
-        if (quantiles === quantileSets[0]) noteUnmatchedKeys(groups, groupOptions.keys as string[] | undefined);
+        const columns = column.groups as string[][];
+        const groups = columns.length === 1 ? columns[0] : columns;
+        // The rows' keys as the keys' ids (a tuple's cells joined), for the
+        // owner's notes and true values.
+        const ids = columns.length === 1 ? columns[0] : columns[0].map((_, i) => keyId(columns.map((c) => c[i])));
+        if (quantiles === quantileSets[0]) noteUnmatchedKeys(ids, (groupOptions.keys as GroupKeyOrTuple[] | undefined)?.map(keyId));
         const made =
           session === undefined ? dpq.releaseByGroup(column.values, groups, grouped) : session.releaseByGroup(column.values, groups, grouped);
-        return groupedEntry(made, quantiles, args['show-true'] ? { values: column.values, groups, bounds: options } : undefined);
+        return groupedEntry(made, quantiles, args['show-true'] ? { values: column.values, groups: ids, bounds: options } : undefined);
       }
       release = session === undefined ? dpq.release(column.values, releaseOptions) : session.release(column.values, releaseOptions);
     } catch (error) {
@@ -764,26 +770,43 @@ function lockLedger(file: string): () => void {
   return release;
 }
 
-// --keys as one CSV record: commas separate keys, and a key holding a
-// comma (or a quote) is quoted as in the file ('"Zürich, CH",東京').
-// Spaces around a key are dropped, as around the commas of a list.
-function parseKeys(text: string): string[] {
+// --keys (and --group-by) as one CSV record: commas separate keys, and a
+// key holding a comma (or a quote) is quoted as in the file ('"Zürich,
+// CH",東京'). Spaces around a key are dropped, as around a list's commas.
+function parseList(text: string, flag: string): string[] {
   let records: string[][];
   try {
     records = parseCsv(text, { trim: true, relax_column_count: true }) as string[][];
   } catch (error) {
-    throw new UsageError(`--keys is not a comma-separated list (quote a key holding a comma, as in CSV): ${(error as Error).message}`);
+    throw new UsageError(`${flag} is not a comma-separated list (quote a name holding a comma, as in CSV): ${(error as Error).message}`);
   }
-  if (records.length !== 1) throw new UsageError('--keys takes one line of comma-separated keys');
+  if (records.length !== 1) throw new UsageError(`${flag} takes one line of comma-separated names`);
   return records[0];
 }
 
 // --group-by's options: public --keys or private groups (--delta), and
 // per person --max-groups; undefined without --group-by. Checked before the
 // file is read.
+// A key's id for the owner's views: the key, or a tuple's cells as JSON.
+function keyId(key: GroupKeyOrTuple): string {
+  return Array.isArray(key) ? JSON.stringify(key) : String(key);
+}
+
+// No rows, in the shape of --group-by's columns: for the checks before the
+// file is read.
+function emptyGroups(text: string | undefined): string[] | string[][] {
+  const columns = groupColumnsOf(text) ?? [];
+  return columns.length > 1 ? columns.map(() => []) : [];
+}
+
+// --group-by's columns: one CSV line of names (or indexes).
+function groupColumnsOf(text: string | undefined): string[] | undefined {
+  return text === undefined ? undefined : parseList(text, '--group-by');
+}
+
 function groupOptionsOf(args: {
   'group-by'?: string;
-  keys?: string;
+  keys?: string[];
   delta?: string;
   'max-groups'?: string;
   'user-column'?: string;
@@ -796,7 +819,20 @@ function groupOptionsOf(args: {
     if (args['group-sizes'] === true) throw new UsageError('--group-sizes goes with --group-by');
     return undefined;
   }
-  const keys = args.keys === undefined ? undefined : parseKeys(args.keys);
+  const columns = groupColumnsOf(args['group-by']) as string[];
+  const lists = args.keys?.map((text) => parseList(text, '--keys'));
+  if (lists !== undefined && lists.length !== columns.length) {
+    throw new UsageError(
+      `--group-by names ${columns.length} column${columns.length === 1 ? '' : 's'}: give one --keys list for each (the groups are every combination), or --delta`,
+    );
+  }
+  // Several columns: every combination of their keys, in order.
+  const keys =
+    lists === undefined
+      ? undefined
+      : lists.length === 1
+        ? lists[0]
+        : lists.reduce<string[][]>((tuples, list) => tuples.flatMap((tuple) => list.map((key) => [...tuple, key])), [[]]);
   const delta = parseNumberOption('delta', args.delta);
   const maxGroups = parseNumberOption('max-groups', args['max-groups']);
   if (keys !== undefined && delta !== undefined) {
@@ -819,6 +855,7 @@ function groupOptionsOf(args: {
 // the release): the listed keys no row holds, and the rows no listed key
 // holds, which a typo, another capitalisation or a stray space explains.
 function noteUnmatchedKeys(groups: readonly string[], keys: readonly string[] | undefined): void {
+  // (Keys and rows as ids: a tuple's cells in JSON.)
   if (keys === undefined) return;
   const listed = new Set(keys);
   const held = new Set<string>();
@@ -843,7 +880,7 @@ function noteUnmatchedKeys(groups: readonly string[], keys: readonly string[] | 
 // A grouped release as JSON: its accounting, and per group the values (and
 // intervals), with the owner's true values when asked.
 function groupedEntry(
-  release: GroupedRelease,
+  release: GroupedRelease<GroupKeyOrTuple>,
   quantiles: number[],
   truth?: { values: Float64Array; groups: string[]; bounds: { lower: number; upper: number } },
 ): Record<string, unknown> {
@@ -867,7 +904,7 @@ function groupedEntry(
     ...(release.firstLook === undefined ? {} : { firstLook: release.firstLook }),
     ...(release.count === undefined ? {} : { count: release.count }),
     groups: release.groups.map((group) => {
-      const sorted = truth === undefined ? undefined : Float64Array.from(byGroup.get(String(group.key)) ?? []).sort();
+      const sorted = truth === undefined ? undefined : Float64Array.from(byGroup.get(keyId(group.key)) ?? []).sort();
       // A group with no rows has no true quantiles: the owner's view says
       // so instead of a true value of null and a rank error of 0.
       const rows =

@@ -31,31 +31,72 @@ function compareKeys(a: GroupKey, b: GroupKey): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Checks `groups` (one key a row) against the rows' count. */
-export function checkGroups(groups: unknown, count: number, name = 'groups'): ArrayLike<unknown> {
-  if (typeof groups !== 'object' || groups === null || typeof (groups as ArrayLike<unknown>).length !== 'number') {
-    fail('INVALID_ARGUMENT', `${name} must be an array (or typed array) of keys, strings or numbers, one a row`);
-  }
-  const list = groups as ArrayLike<unknown>;
-  if (list.length !== count) fail('INVALID_ARGUMENT', `${name} and the data differ in length; give one key a row`);
-  return list;
+function isColumn(value: unknown): value is ArrayLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as ArrayLike<unknown>).length === 'number';
 }
 
-/** The public keys, checked: keys, no repeats, at most MAX_GROUPS. */
-export function checkPublicKeys(keys: unknown): GroupKey[] {
+/**
+ * The rows' keys: one column (a key a row), or several (`[education, sex]`:
+ * a row's key is the tuple of its cells). An array whose every element is
+ * itself an array (or typed array) is columns: a key is never an array.
+ */
+export interface GroupColumns {
+  columns: ArrayLike<unknown>[];
+  tuple: boolean;
+}
+
+/** Checks `groups` (one key a row, or key columns) against the rows' count. */
+export function checkGroups(groups: unknown, count: number, name = 'groups'): GroupColumns {
+  if (!isColumn(groups)) {
+    fail('INVALID_ARGUMENT', `${name} must be an array (or typed array) of keys, strings or numbers, one a row, or an array of such columns`);
+  }
+  const list = groups as ArrayLike<unknown>;
+  if (Array.isArray(list) && list.length > 0 && list.every(isColumn)) {
+    if (list.length > 16) fail('INVALID_ARGUMENT', `${name} has ${list.length} key columns; at most 16`);
+    list.forEach((column, c) => {
+      if ((column as ArrayLike<unknown>).length !== count) {
+        fail('INVALID_ARGUMENT', `${name}[${c}] and the data differ in length; give one key a row in each key column`);
+      }
+    });
+    return { columns: list as ArrayLike<unknown>[], tuple: true };
+  }
+  if (list.length !== count) fail('INVALID_ARGUMENT', `${name} and the data differ in length; give one key a row`);
+  return { columns: [list], tuple: false };
+}
+
+// A key's identity across kinds: 1 and '1' differ.
+function identity(key: unknown): string {
+  return Array.isArray(key) ? key.map(identity).join('\u0000') : `${typeof key}:${String(key)}`;
+}
+
+/**
+ * The public keys, checked: keys (tuples of `arity` keys, for several key
+ * columns), no repeats, at most MAX_GROUPS.
+ */
+export function checkPublicKeys(keys: unknown, arity = 0): (GroupKey | GroupKey[])[] {
   if (!Array.isArray(keys) && !ArrayBuffer.isView(keys)) {
     fail('INVALID_OPTION', 'keys must be an array of strings or numbers: the public keys');
   }
   const list = Array.from(keys as ArrayLike<unknown>);
   if (list.length === 0) fail('INVALID_OPTION', 'keys is empty: give at least one public key, or leave keys out for private keys (with delta)');
   if (list.length > MAX_GROUPS) fail('TOO_LARGE', `more than 2^24 keys (${list.length})`);
-  const seen = new Set<unknown>();
+  const seen = new Set<string>();
   list.forEach((key, i) => {
-    if (!isKey(key)) fail('INVALID_OPTION', `keys[${i}] is ${kindOf(key)}; every key must be a string or a finite number`);
-    if (seen.has(key)) fail('INVALID_OPTION', `keys[${i}] repeats the public key ${JSON.stringify(key)}`);
-    seen.add(key);
+    if (arity > 0) {
+      if (!Array.isArray(key) || key.length !== arity) {
+        fail('INVALID_OPTION', `keys[${i}] is not a tuple of ${arity} keys: with ${arity} key columns, each public key is an array of one key a column`);
+      }
+      key.forEach((part: unknown, c: number) => {
+        if (!isKey(part)) fail('INVALID_OPTION', `keys[${i}][${c}] is ${kindOf(part)}; every key must be a string or a finite number`);
+      });
+    } else if (!isKey(key)) {
+      fail('INVALID_OPTION', `keys[${i}] is ${kindOf(key)}; every key must be a string or a finite number${Array.isArray(key) ? ' (tuples of keys go with several key columns)' : ''}`);
+    }
+    const id = identity(key);
+    if (seen.has(id)) fail('INVALID_OPTION', `keys[${i}] repeats the public key ${JSON.stringify(key)}`);
+    seen.add(id);
   });
-  return list as GroupKey[];
+  return list as (GroupKey | GroupKey[])[];
 }
 
 // Whole numbers in a span small enough for a table: [min, max] of the
@@ -213,6 +254,138 @@ export function privateCodes(groups: ArrayLike<unknown>, name = 'groups'): Group
   });
   for (let i = 0; i < n; i++) firstCodes[i] = remap[firstCodes[i]];
   return { codes: firstCodes, keys };
+}
+
+/**
+ * Codes for public keys over key columns: rows whose key (or tuple) is
+ * not listed get keys.length. Each column is coded against the keys'
+ * values in that column (as one column is), then the tuple of column codes
+ * against the keys.
+ */
+export function publicGroupCodes(
+  groups: GroupColumns,
+  keys: readonly (GroupKey | readonly GroupKey[])[],
+  name = 'groups',
+  codes: Uint32Array = new Uint32Array(groups.columns[0].length),
+): Uint32Array {
+  if (!groups.tuple) return publicCodes(groups.columns[0], keys as GroupKey[], name, codes);
+  const tuples = keys as readonly (readonly GroupKey[])[];
+  const d = groups.columns.length;
+  const n = groups.columns[0].length;
+  // Each column's distinct key values, in the keys' order.
+  const dictionaries: GroupKey[][] = [];
+  const places: Map<string, number>[] = [];
+  for (let c = 0; c < d; c++) {
+    const place = new Map<string, number>();
+    const values: GroupKey[] = [];
+    for (const tuple of tuples) {
+      const id = identity(tuple[c]);
+      if (!place.has(id)) {
+        place.set(id, values.length);
+        values.push(tuple[c]);
+      }
+    }
+    dictionaries.push(values);
+    places.push(place);
+  }
+  const columnCodes = groups.columns.map((column, c) => publicCodes(column, dictionaries[c], `${name}[${c}]`));
+  // The tuple's place in the product of the dictionaries, then its key.
+  const strides: number[] = [];
+  let product = 1;
+  for (let c = d - 1; c >= 0; c--) {
+    strides[c] = product;
+    product *= dictionaries[c].length;
+  }
+  const left = keys.length;
+  const placeOf = (tuple: readonly GroupKey[]): number =>
+    tuple.reduce((at: number, part, c) => at + (places[c].get(identity(part)) as number) * strides[c], 0);
+  if (product <= 2 ** 24) {
+    const table = new Uint32Array(product).fill(left);
+    tuples.forEach((tuple, code) => {
+      table[placeOf(tuple)] = code;
+    });
+    if (d === 2) {
+      // The common breakdown (education x sex), without the inner loop.
+      const [first, second] = columnCodes;
+      const firstSize = dictionaries[0].length;
+      const secondSize = dictionaries[1].length;
+      const stride = strides[0];
+      for (let i = 0; i < n; i++) {
+        const x = first[i];
+        const y = second[i];
+        codes[i] = x < firstSize && y < secondSize ? table[x * stride + y] : left;
+      }
+      return codes;
+    }
+    for (let i = 0; i < n; i++) {
+      let at = 0;
+      let listed = true;
+      for (let c = 0; c < d; c++) {
+        const code = columnCodes[c][i];
+        if (code >= dictionaries[c].length) {
+          listed = false;
+          break;
+        }
+        at += code * strides[c];
+      }
+      codes[i] = listed ? table[at] : left;
+    }
+    return codes;
+  }
+  const index = new Map<string, number>();
+  tuples.forEach((tuple, code) => index.set(tuple.map((part, c) => places[c].get(identity(part))).join(','), code));
+  for (let i = 0; i < n; i++) {
+    const parts: number[] = [];
+    for (let c = 0; c < d; c++) parts.push(columnCodes[c][i]);
+    codes[i] = index.get(parts.join(',')) ?? left;
+  }
+  return codes;
+}
+
+/**
+ * Codes for private keys over key columns: the tuples the rows hold,
+ * sorted by their first column's key, then the second's (each as one
+ * column's keys sort).
+ */
+export function privateGroupCodes(groups: GroupColumns, name = 'groups'): { codes: Uint32Array; keys: (GroupKey | GroupKey[])[] } {
+  if (!groups.tuple) return privateCodes(groups.columns[0], name);
+  const d = groups.columns.length;
+  const n = groups.columns[0].length;
+  const perColumn = groups.columns.map((column, c) => privateCodes(column, `${name}[${c}]`));
+  const strides: number[] = [];
+  let product = 1;
+  for (let c = d - 1; c >= 0; c--) {
+    strides[c] = product;
+    product *= perColumn[c].keys.length;
+  }
+  // Mixed-radix places over sorted dictionaries sort as the tuples do.
+  const places = new Float64Array(n);
+  const exact = product <= Number.MAX_SAFE_INTEGER;
+  const texts: string[] = exact ? [] : new Array<string>(n);
+  for (let i = 0; i < n; i++) {
+    if (exact) {
+      let at = 0;
+      for (let c = 0; c < d; c++) at += perColumn[c].codes[i] * strides[c];
+      places[i] = at;
+    } else {
+      const parts: string[] = [];
+      for (let c = 0; c < d; c++) parts.push(String(perColumn[c].codes[i]).padStart(8, '0'));
+      texts[i] = parts.join(',');
+    }
+  }
+  const distinct = exact ? [...new Set(places)].sort((a, b) => a - b) : [...new Set(texts)].sort();
+  if (distinct.length > MAX_GROUPS) fail('TOO_LARGE', 'more than 2^24 distinct keys');
+  const code = new Map<number | string, number>();
+  distinct.forEach((place, k) => code.set(place, k));
+  const codes = new Uint32Array(n);
+  for (let i = 0; i < n; i++) codes[i] = code.get(exact ? places[i] : texts[i]) as number;
+  const keys = distinct.map((place) => {
+    const parts = exact ? null : String(place).split(',').map(Number);
+    return perColumn.map((column, c) =>
+      column.keys[parts === null ? Math.floor((place as number) / strides[c]) % column.keys.length : parts[c]],
+    ) as GroupKey[];
+  });
+  return { codes, keys };
 }
 
 /** A key column from SQL: bigints become numbers when safe. */

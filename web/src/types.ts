@@ -291,6 +291,22 @@ export type CountsData = ArrayLike<number | bigint>;
 
 /** A group's key: a string or a finite number. */
 export type GroupKey = string | number;
+/** A group's key over several key columns: one key a column (`['Bachelors', 'F']`). */
+export type GroupTuple = readonly GroupKey[];
+/** A group's key, of one key column or several. */
+export type GroupKeyOrTuple = GroupKey | GroupTuple;
+/** One key column: an array (or typed array) of keys, one a row. */
+export type GroupColumn =
+  | readonly GroupKey[]
+  | Int8Array
+  | Uint8Array
+  | Uint8ClampedArray
+  | Int16Array
+  | Uint16Array
+  | Int32Array
+  | Uint32Array
+  | Float32Array
+  | Float64Array;
 
 /**
  * The groups of a grouped release (docs/groups.md): public `keys`, or
@@ -305,9 +321,11 @@ export interface GroupKeyOptions {
    * the data (the list of departments, of countries). Without `keys`, the
    * keys are private: a key appears only if a noisy count of its rows (or
    * people) clears a threshold, which needs `delta` (with `epsilon`: (ε,
-   * δ)-DP; with `rho`: δ-approximate ρ-zCDP).
+   * δ)-DP; with `rho`: δ-approximate ρ-zCDP). With several key columns
+   * (`groups: [education, sex]`), each key is a tuple of one key a column
+   * (`['Bachelors', 'F']`).
    */
-  keys?: readonly GroupKey[];
+  keys?: readonly GroupKeyOrTuple[];
   /**
    * Private keys: a key held by one row (or person) appears with
    * probability at most `delta`; a key with a few hundred rows always does.
@@ -338,7 +356,7 @@ export interface GroupKeyOptions {
  * The shapes the groups' options take: public `keys` (then `delta` and
  * `selectionShare` do not apply), or private keys with `delta`.
  */
-export type GroupKeyChoice<K extends GroupKey = GroupKey> =
+export type GroupKeyChoice<K extends GroupKeyOrTuple = GroupKey> =
   | { keys: readonly K[]; delta?: undefined; selectionShare?: undefined; count?: boolean; countShare?: number }
   | { keys?: undefined; delta: number; selectionShare?: number; count?: boolean; countShare?: undefined };
 
@@ -352,7 +370,7 @@ export type GroupPersonChoice =
 // public, and replacing a row can move it to another group:
 // docs/groups.md); `delta` is the private keys' but for appindexp with
 // public keys, where it stays appindexp's.
-type GroupMethodOptions<O, K extends GroupKey, Person extends string> = O extends { method: 'inverse-sensitivity' }
+type GroupMethodOptions<O, K extends GroupKeyOrTuple, Person extends string> = O extends { method: 'inverse-sensitivity' }
   ? never
   : O extends { method: 'appindexp' }
     ? (Omit<O, 'delta' | Person> & GroupKeyChoice<K>) | (Omit<O, 'delta' | Person> & { keys: readonly K[]; delta: number; selectionShare?: undefined; count?: boolean; countShare?: number })
@@ -365,7 +383,7 @@ type GroupMethodOptions<O, K extends GroupKey, Person extends string> = O extend
  * (`delta` with public keys is appindexp's own, as in a release.) Not
  * `inverse-sensitivity` (docs/groups.md).
  */
-export type GroupOptions<K extends GroupKey = GroupKey> = (QuantilesOptions extends infer O
+export type GroupOptions<K extends GroupKeyOrTuple = GroupKey> = (QuantilesOptions extends infer O
   ? GroupMethodOptions<O, K, 'users' | 'maxContributions'>
   : never) &
   GroupPersonChoice;
@@ -382,13 +400,21 @@ export interface GroupCountsData<K extends GroupKey = GroupKey> {
   counts: ArrayLike<number | bigint>;
 }
 
+/** A GROUP BY's columns with several key columns (`GROUP BY dept, site, bucket`). */
+export interface GroupTupleCountsData {
+  /** The key columns, one key a row in each. */
+  keys: readonly (GroupColumn | BigInt64Array | BigUint64Array | readonly (GroupKey | bigint)[])[];
+  buckets: ArrayLike<number | bigint>;
+  counts: ArrayLike<number | bigint>;
+}
+
 /**
  * Options of `releaseByGroupFromCounts`: `buckets` is required (the grid).
  * Per person, the query bounds each person (docs/scale.md) and says how:
  * `maxGroups` keys a person counts in and `maxContributions` rows in each,
  * both or neither.
  */
-export type GroupCountsOptions<K extends GroupKey = GroupKey> = (CountsOptions extends infer O
+export type GroupCountsOptions<K extends GroupKeyOrTuple = GroupKey> = (CountsOptions extends infer O
   ? GroupMethodOptions<O, K, never>
   : never) & {
   buckets: number;
@@ -402,7 +428,7 @@ export type GroupCountsOptions<K extends GroupKey = GroupKey> = (CountsOptions e
   );
 
 /** One group of a grouped release. */
-export interface GroupRelease<K extends GroupKey = GroupKey> {
+export interface GroupRelease<K extends GroupKeyOrTuple = GroupKey> {
   /** The key, as given (bigint keys from SQL come back as numbers). */
   key: K;
   /** One private value per requested quantile, in the order requested. */
@@ -420,7 +446,7 @@ export interface GroupRelease<K extends GroupKey = GroupKey> {
 }
 
 /** One row of a grouped release's tidy form (`rows()`): a group and a quantile. */
-export interface GroupRow<K extends GroupKey = GroupKey> {
+export interface GroupRow<K extends GroupKeyOrTuple = GroupKey> {
   key: K;
   /** The quantile requested, in (0, 1). */
   quantile: number;
@@ -446,7 +472,7 @@ export type ReleaseJson<T> = T extends Float64Array
       : T;
 
 /** A grouped release and its privacy accounting. */
-export interface GroupedRelease<K extends GroupKey = GroupKey> extends Omit<QuantilesRelease, 'values' | 'intervals' | 'toJSON'> {
+export interface GroupedRelease<K extends GroupKeyOrTuple = GroupKey> extends Omit<QuantilesRelease, 'values' | 'intervals' | 'toJSON'> {
   /** Public keys: every key, in their order. Private: the keys selected, sorted. */
   groups: GroupRelease<K>[];
   /** Whether the keys were public or selected privately. */
@@ -688,9 +714,12 @@ export interface PrivacySession {
   /** A grouped release, charged once (docs/groups.md). */
   releaseByGroup<K extends GroupKey>(data: NumericData, groups: ArrayLike<GroupKey>, options: GroupOptions<K> & { keys: readonly K[] }): GroupedRelease<K>;
   releaseByGroup<K extends GroupKey>(data: NumericData, groups: ArrayLike<K>, options: GroupOptions<K> & { keys?: undefined }): GroupedRelease<K>;
-  releaseByGroup(data: NumericData, groups: ArrayLike<GroupKey>, options: GroupOptions): GroupedRelease;
+  releaseByGroup<K extends GroupTuple>(data: NumericData, groups: readonly GroupColumn[], options: GroupOptions<K> & { keys: readonly K[] }): GroupedRelease<K>;
+  releaseByGroup(data: NumericData, groups: readonly GroupColumn[], options: GroupOptions<GroupKey[]> & { keys?: undefined }): GroupedRelease<GroupKey[]>;
+  releaseByGroup(data: NumericData, groups: ArrayLike<GroupKey> | readonly GroupColumn[], options: GroupOptions<GroupKeyOrTuple>): GroupedRelease<GroupKeyOrTuple>;
   /** A grouped release from GROUP BY counts, charged once. */
   releaseByGroupFromCounts<K extends GroupKey>(counts: GroupCountsData<K>, options: GroupCountsOptions<K>): GroupedRelease<K>;
+  releaseByGroupFromCounts<K extends GroupTuple>(counts: GroupTupleCountsData, options: GroupCountsOptions<K>): GroupedRelease<K>;
   /** The total budget. */
   readonly total: SessionBudget;
   /** What the releases so far spend together: composed exactly as the decimals written (docs/sessions.md). */
@@ -746,13 +775,16 @@ export interface DpQuantiles {
    */
   releaseByGroup<K extends GroupKey>(data: NumericData, groups: ArrayLike<GroupKey>, options: GroupOptions<K> & { keys: readonly K[] }): GroupedRelease<K>;
   releaseByGroup<K extends GroupKey>(data: NumericData, groups: ArrayLike<K>, options: GroupOptions<K> & { keys?: undefined }): GroupedRelease<K>;
-  releaseByGroup(data: NumericData, groups: ArrayLike<GroupKey>, options: GroupOptions): GroupedRelease;
+  releaseByGroup<K extends GroupTuple>(data: NumericData, groups: readonly GroupColumn[], options: GroupOptions<K> & { keys: readonly K[] }): GroupedRelease<K>;
+  releaseByGroup(data: NumericData, groups: readonly GroupColumn[], options: GroupOptions<GroupKey[]> & { keys?: undefined }): GroupedRelease<GroupKey[]>;
+  releaseByGroup(data: NumericData, groups: ArrayLike<GroupKey> | readonly GroupColumn[], options: GroupOptions<GroupKeyOrTuple>): GroupedRelease<GroupKeyOrTuple>;
   /**
    * The same from a GROUP BY's (key, bucket, count) rows, bit for bit what
    * `releaseByGroup(rows, keys, { ...options })` gives on the rows with the
    * same `buckets` and seed.
    */
   releaseByGroupFromCounts<K extends GroupKey>(counts: GroupCountsData<K>, options: GroupCountsOptions<K>): GroupedRelease<K>;
+  releaseByGroupFromCounts<K extends GroupTuple>(counts: GroupTupleCountsData, options: GroupCountsOptions<K>): GroupedRelease<K>;
   /**
    * A private synthetic sample (sorted) whose empirical quantiles track the
    * data's: AQ at `size` evenly spaced quantiles (AQ paper, Corollary 3.6).

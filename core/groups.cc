@@ -105,6 +105,16 @@ StatusOr<GroupPlan> PlanGroups(const GroupRequest& request,
         "maxGroups bounds the groups a person counts in: give users (and "
         "maxContributions) with it");
   }
+  if (release.users != nullptr && !release.max_contributions.has_value()) {
+    // Both missing bounds at once, the person's rows first.
+    return GroupOptionError(
+        std::string("per person (users), a grouped release needs "
+                    "maxContributions: the most rows a person keeps in a "
+                    "group") +
+        (request.max_groups.has_value()
+             ? ""
+             : "; and maxGroups: the most groups a person counts in"));
+  }
   if (per_person && !request.max_groups.has_value()) {
     return GroupOptionError(
         "per person, a grouped release needs maxGroups: the most groups a "

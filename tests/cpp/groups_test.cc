@@ -1120,6 +1120,23 @@ TEST(GroupsTest, BadRequestsAreTypedErrorsBeforeTheData) {
   request.max_groups = 2;  // without users
   EXPECT_EQ(Grouped(rows, request, &out).status().code(),
             StatusCode::kInvalidOption);
+  // users without maxContributions: both missing bounds named, the rows'
+  // first.
+  std::vector<uint32_t> people(rows.values.size(), 0);
+  request = BasicGroups(3);
+  request.release.users = people.data();
+  StatusOr<GroupedReport> bounds = Grouped(rows, request, &out);
+  EXPECT_EQ(bounds.status().code(), StatusCode::kInvalidOption);
+  EXPECT_NE(bounds.status().message().find(
+                "needs maxContributions: the most rows a person keeps in a "
+                "group; and maxGroups"),
+            std::string::npos)
+      << bounds.status().message();
+  request.max_groups = 2;
+  bounds = Grouped(rows, request, &out);
+  EXPECT_NE(bounds.status().message().find("needs maxContributions"),
+            std::string::npos);
+  EXPECT_EQ(bounds.status().message().find("and maxGroups"), std::string::npos);
   request = BasicGroups(0);  // no public key
   EXPECT_EQ(Grouped(rows, request, &out).status().code(),
             StatusCode::kInvalidOption);

@@ -235,6 +235,13 @@ describe('releaseByGroup', () => {
       [() => dpq.releaseByGroup(values, ['a', 'a', 'b'], { ...base, keys: [{}] as never }), 'INVALID_OPTION', /keys\[0\]/],
       // @ts-expect-error: maxGroups without users
       [() => dpq.releaseByGroup(values, ['a', 'a', 'b'], { ...base, keys: ['a'], maxGroups: 1 }), 'INVALID_OPTION', /maxGroups/],
+      // users alone: both missing bounds, the rows' first.
+      [
+        // @ts-expect-error: users, maxContributions and maxGroups go together
+        () => dpq.releaseByGroup(values, ['a', 'a', 'b'], { ...base, keys: ['a'], users: [1, 2, 3] }),
+        'INVALID_OPTION',
+        /needs maxContributions: the most rows a person keeps in a group; and maxGroups/,
+      ],
       // Replace-one: a row moved to another key changes two groups' sizes.
       [
         // @ts-expect-error: groups take add-remove methods only

@@ -120,9 +120,9 @@ describe('streams', () => {
     expect(single.serialize()).toEqual(whole.serialize());
     const options = { quantiles: [0.1, 0.5, 0.9], epsilon: 1, seed: 4 };
     expect(single.release(options).values).toEqual(whole.release(options).values);
-    // (About 0.4 microseconds a push here, was about 5: not a timed test,
-    // a bound no gathering could miss.)
-    expect(perPush).toBeLessThan(20e-3);
+    // About 0.4 microseconds a push here (was about 5): a figure for the
+    // reader, not an assertion (no test times anything: npm run bench does).
+    console.log(`one value a push: ${(1000 * perPush).toFixed(2)} us a push`);
     // A bad value is refused at its push, and nothing of it is added.
     expect(code(() => single.push([1, Number.NaN]))).toBe('NON_FINITE_VALUE');
     expect(single.count).toBe(100_000);

@@ -304,6 +304,23 @@ it('reads semicolon files with decimal commas, and never keeps one file\'s bound
   expect(await page.textContent('#bounds-help')).toMatch(/the bounds were cleared/);
 }, 60_000);
 
+// The small multiples as a person reads them: the chart drawn at the width
+// it is shown at (its labels at least 11 px on screen), round axis ticks
+// and the column's unit under them.
+async function expectReadableGroupChart(target: Page, unit: RegExp): Promise<void> {
+  const sizes = await target.locator('#groups-chart svg text').evaluateAll((texts) =>
+    texts.map((t) => (t as SVGTextElement).getBoundingClientRect().height),
+  );
+  expect(sizes.length).toBeGreaterThan(3);
+  // A 12 px font's box is about 14 px tall; scaled to 7 px it was about 8.
+  expect(Math.min(...sizes)).toBeGreaterThanOrEqual(13);
+  const svg = (await target.locator('#groups-chart svg').boundingBox())!;
+  expect(svg.width).toBeLessThanOrEqual(Number(await target.evaluate(() => document.documentElement.clientWidth)));
+  const ticks = await target.locator('#groups-chart svg .group-tick').allTextContents();
+  expect(ticks.length).toBeGreaterThanOrEqual(3);
+  expect(ticks.at(-1)).toMatch(unit);
+}
+
 it('releases by group: penguins by species as small multiples, and weather groups on demand', async () => {
   // The penguins open grouped by species (public keys: the three species).
   await page.selectOption('#dataset', 'penguins');
@@ -319,6 +336,7 @@ it('releases by group: penguins by species as small multiples, and weather group
   // Every released quantile is drawn, and the owner's true values beside them.
   expect(await page.locator('#groups-chart svg .group-private').count()).toBe(9);
   expect(await page.locator('#groups-chart svg .group-truth').count()).toBe(9);
+  await expectReadableGroupChart(page, /Body Mass \(g\)|\(g\)/);
   // Gentoo are heavier: their private median above Adelie's.
   const medians = await page.locator('#group-results tbody tr').evaluateAll((rows) =>
     rows.filter((_, i) => i % 3 === 1).map((row) => Number(row.children[2].textContent)),
@@ -543,6 +561,7 @@ it('fits a 390-pixel phone screen after a release', async () => {
     await phone.click('#run');
     await phone.waitForFunction(() => !(document.getElementById('group-results') as HTMLElement).hidden, undefined, { timeout: 30_000 });
     expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await expectReadableGroupChart(phone, /\(g\)/);
     await phone.screenshot({ path: join(shots, 'groups-390x844.png'), fullPage: true });
   } finally {
     await phone.close();
@@ -697,6 +716,45 @@ it('streams a 50 MB CSV with a progress bar in bounded memory, on every core', a
   }
 }, 240_000);
 
+it('groups a streamed CSV by a column of few values, from counts per group', async () => {
+  // 20 MB (streamed, past the 16 MB held in memory): shop a, b or c, and an
+  // amount around 100 (a), 200 (b) or 300 (c).
+  const dir = mkdtempSync(join(tmpdir(), 'dpq-large-groups-'));
+  const csv = join(dir, 'shops.csv');
+  const out = createWriteStream(csv);
+  out.write('id,shop,amount,note\n');
+  for (let i = 0; out.bytesWritten + out.writableLength < 20 * 1024 * 1024; i++) {
+    const shop = i % 3;
+    if (!out.write(`${i},${'abc'[shop]},${100 * (shop + 1) + ((i * 7919) % 1000) / 100},row ${i}\n`)) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+  await page.setInputFiles('#file', csv);
+  await page.waitForFunction(() => (document.getElementById('column-info') as HTMLElement).textContent!.includes('streamed'));
+  expect(await page.isVisible('#group-row')).toBe(true);
+  expect(await page.locator('#group-by option').allTextContents()).toEqual(['(no grouping)', 'shop']);
+  await page.selectOption('#column', 'amount');
+  await page.selectOption('#group-by', 'shop');
+  await page.fill('#lower', '0');
+  await page.fill('#upper', '1000');
+  await page.fill('#step', '0.01');
+  await page.selectOption('#preset', '0.25,0.5,0.75');
+  await page.click('#run');
+  await page.waitForFunction(() => !(document.getElementById('group-results') as HTMLElement).hidden, undefined, { timeout: 120_000 });
+  expect(await page.textContent('#data-error')).toBe('');
+  expect(await page.locator('#groups-chart svg .group-label').allTextContents()).toEqual(['a', 'b', 'c']);
+  const medians = await page.locator('#group-results tbody tr').evaluateAll((rows) =>
+    rows.filter((_, i) => i % 3 === 1).map((row) => Number(row.children[2].textContent)),
+  );
+  // Each shop's amounts lie in [100 s, 100 s + 10): medians near 105, 205, 305.
+  medians.forEach((median, shop) => expect(Math.abs(median - (100 * (shop + 1) + 5))).toBeLessThan(0.5));
+  expect(await page.textContent('#summary')).toMatch(/3 groups of shop .* chosen by a noisy count/);
+  await expectReadableGroupChart(page, /amount/);
+  await page.screenshot({ path: join(shots, 'stream-groups.png'), fullPage: true });
+  await page.selectOption('#group-by', '');
+  await page.fill('#step', '');
+}, 240_000);
+
 it('counts a Parquet file row group by row group and releases from the counts', async () => {
   // DuckDB writes 5,000,000 rows (about 40 row groups): hours per week with
   // 30% at 40, and a text column the page must not list.
@@ -706,7 +764,8 @@ it('counts a Parquet file row group by row group and releases from the counts', 
   const connection = await instance.connect();
   await connection.run(`
     COPY (
-      SELECT CASE WHEN i % 10 < 3 THEN 40 ELSE (i * 7919) % 100 END::INTEGER AS hours, 'row ' || i AS label
+      SELECT CASE WHEN i % 10 < 3 THEN 40 ELSE (i * 7919) % 100 END::INTEGER AS hours, 'row ' || i AS label,
+        CASE WHEN i % 2 = 0 THEN 'even' ELSE 'odd' END AS parity
       FROM range(5000000) t(i)
     ) TO '${file}' (FORMAT parquet)`);
   connection.closeSync();
@@ -746,8 +805,27 @@ it('counts a Parquet file row group by row group and releases from the counts', 
   expect(peak - before).toBeLessThan(32 * 1024 * 1024);
   await page.screenshot({ path: join(shots, 'parquet.png'), fullPage: true });
   await expectAccessible(page, 'parquet');
+  // By group: the file's text columns are offered; a column of 5,000,000
+  // distinct labels is refused, the two parities release from their counts.
+  expect(await page.isVisible('#group-row')).toBe(true);
+  await page.selectOption('#group-by', 'label');
+  await page.click('#run');
+  await page.waitForFunction(() => (document.getElementById('data-error') as HTMLElement).textContent !== '', undefined, { timeout: 120_000 });
+  expect(await page.textContent('#data-error')).toMatch(/label holds more than 50 distinct values/);
+  await page.selectOption('#group-by', 'parity');
+  await page.click('#run');
+  await page.waitForFunction(() => !(document.getElementById('group-results') as HTMLElement).hidden, undefined, { timeout: 120_000 });
+  expect(await page.textContent('#data-error')).toBe('');
+  expect(await page.locator('#groups-chart svg .group-label').allTextContents()).toEqual(['even', 'odd']);
+  // Each parity holds 30% at 40: both medians are the atom.
+  const grouped = await page.locator('#group-results tbody tr').evaluateAll((rows) =>
+    rows.filter((_, i) => i % 3 === 1).map((row) => row.children[2].textContent),
+  );
+  expect(grouped).toEqual(['40', '40']);
+  await expectReadableGroupChart(page, /hours/);
+  await page.selectOption('#group-by', '');
   await page.fill('#step', '');
-}, 240_000);
+}, 300_000);
 
 it('cancels a long comparison and keeps working', async () => {
   await page.selectOption('#dataset', 'flights');

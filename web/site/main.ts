@@ -364,7 +364,7 @@ function settings(): ReleaseSettings {
       personSelect.value === '' || large
         ? undefined
         : { column: personSelect.value, maxContributions: number('max-contributions') },
-    groupBy: groupSelect.value === '' || large || counted ? undefined : groupSelect.value,
+    groupBy: groupSelect.value === '' ? undefined : groupSelect.value,
   };
 }
 
@@ -472,9 +472,28 @@ function showUnplacedTails(groups: NonNullable<ReleaseResult['groups']>, asked: 
       `Narrower bounds or a larger budget help.`;
 }
 
+// Round ticks over [low, high]: steps of 1, 2 or 5 times a power of ten,
+// at most `most` of them (a chart's axis, public values only).
+function niceTicks(low: number, high: number, most: number): number[] {
+  const span = high - low;
+  const power = 10 ** Math.floor(Math.log10(span / most));
+  const step = [1, 2, 5, 10].map((m) => m * power).find((s) => span / s <= most) ?? 10 * power;
+  const ticks: number[] = [];
+  for (let t = Math.ceil(low / step) * step; t <= high + step * 1e-9; t += step) ticks.push(Number(t.toPrecision(12)));
+  return ticks;
+}
+
+// The unit of the column asked about: a built-in column's, else none.
+function unitOf(column: string): string {
+  const current = source;
+  return current.type === 'builtin' ? (datasets.find((d) => d.id === current.id)?.about[column]?.unit ?? '') : '';
+}
+
 // The small multiples as SVG: a row per group, the private quantiles (dots
 // joined by a line), their intervals (bars) and the owner's true values
-// (open circles), on one x axis spanning every value drawn.
+// (open circles), on one x axis spanning every value drawn, with round
+// ticks and the column's unit. Drawn at the width it is shown at (never
+// scaled down: labels stay 12 px on a phone).
 function drawGroups(groups: NonNullable<ReleaseResult['groups']>, asked: ReleaseSettings): void {
   const svgNs = 'http://www.w3.org/2000/svg';
   const figure = $('groups-figure');
@@ -483,6 +502,7 @@ function drawGroups(groups: NonNullable<ReleaseResult['groups']>, asked: Release
     figure.hidden = true;
     return;
   }
+  figure.hidden = false; // (measured below)
   const all = groups.flatMap((g) => [...g.values, ...(g.low ?? []), ...(g.high ?? []), ...(g.truth ?? [])]).filter(Number.isFinite);
   let low = Math.min(...all);
   let high = Math.max(...all);
@@ -490,20 +510,26 @@ function drawGroups(groups: NonNullable<ReleaseResult['groups']>, asked: Release
     low -= 1;
     high += 1;
   }
-  const width = Math.min(720, chart.clientWidth || 720);
-  const label = Math.min(120, Math.round(width * 0.25));
+  const width = Math.max(280, Math.min(720, chart.clientWidth || figure.clientWidth || 720));
+  const keyOf = (key: string | string[]) => (Array.isArray(key) ? key.join(' · ') : key);
+  // Labels up to a third of the width, about 7 px a character at 12 px.
+  const longest = Math.max(...groups.map((g) => keyOf(g.key).length));
+  const label = Math.min(Math.round(width / 3), 12 + 7 * longest);
   const row = 28;
-  const height = groups.length * row + 30;
-  const x = (v: number) => label + 8 + ((v - low) / (high - low)) * (width - label - 24);
+  const plotLeft = label + 8;
+  const plotRight = width - 16;
+  const height = groups.length * row + 44;
+  const x = (v: number) => plotLeft + ((v - low) / (high - low)) * (plotRight - plotLeft);
   const svg = document.createElementNS(svgNs, 'svg');
   svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
   svg.setAttribute('width', String(width));
   svg.setAttribute('height', String(height));
   svg.setAttribute('role', 'img');
+  const unit = unitOf(asked.column);
   svg.setAttribute(
     'aria-label',
-    `Private quantiles ${asked.quantiles.map(format).join(', ')} of ${asked.column} by ${asked.groupBy}: ` +
-      groups.map((g) => `${g.key} ${g.values.map(format).join(', ')}`).join('; '),
+    `Private quantiles ${asked.quantiles.map(format).join(', ')} of ${asked.column}${unit === '' ? '' : ` (${unit})`} by ${asked.groupBy}: ` +
+      groups.map((g) => `${keyOf(g.key)} ${g.values.map(format).join(', ')}`).join('; '),
   );
   const add = (name: string, attributes: Record<string, string | number>, text?: string) => {
     const element = document.createElementNS(svgNs, name);
@@ -514,7 +540,10 @@ function drawGroups(groups: NonNullable<ReleaseResult['groups']>, asked: Release
   };
   groups.forEach((group, r) => {
     const y = r * row + row / 2;
-    add('text', { x: label, y: y + 4, 'text-anchor': 'end', class: 'group-label' }, group.key);
+    const name = keyOf(group.key);
+    // A label too long for its space ends in an ellipsis; the table has it whole.
+    const room = Math.max(3, Math.floor((label - 4) / 7));
+    add('text', { x: label, y: y + 4, 'text-anchor': 'end', class: 'group-label' }, name.length > room ? `${name.slice(0, room - 1)}…` : name);
     const finite = group.values.filter(Number.isFinite);
     add('line', { x1: x(Math.min(...finite)), x2: x(Math.max(...finite)), y1: y, y2: y, class: 'group-span' });
     group.values.forEach((v, i) => {
@@ -526,12 +555,16 @@ function drawGroups(groups: NonNullable<ReleaseResult['groups']>, asked: Release
       if (truth !== undefined && Number.isFinite(truth)) add('circle', { cx: x(truth), cy: y, r: 6, class: 'group-truth' });
     });
   });
-  const axis = groups.length * row + 16;
-  add('line', { x1: x(low), x2: x(high), y1: axis - 10, y2: axis - 10, class: 'group-axis' });
-  add('text', { x: x(low), y: axis + 6, 'text-anchor': 'start', class: 'group-tick' }, format(low));
-  add('text', { x: x(high), y: axis + 6, 'text-anchor': 'end', class: 'group-tick' }, format(high));
+  const axis = groups.length * row + 6;
+  add('line', { x1: plotLeft, x2: plotRight, y1: axis, y2: axis, class: 'group-axis' });
+  // Ticks a tick label apart (about 7 px a character, and a gap).
+  const ticks = niceTicks(low, high, Math.max(2, Math.floor((plotRight - plotLeft) / 56)));
+  for (const t of ticks) {
+    add('line', { x1: x(t), x2: x(t), y1: axis, y2: axis + 4, class: 'group-axis' });
+    add('text', { x: x(t), y: axis + 16, 'text-anchor': 'middle', class: 'group-tick' }, format(t));
+  }
+  add('text', { x: plotRight, y: axis + 32, 'text-anchor': 'end', class: 'group-tick' }, `${asked.column}${unit === '' ? '' : ` (${unit})`}`);
   chart.replaceChildren(svg);
-  figure.hidden = false;
 }
 
 function showResult(result: ReleaseResult, asked: ReleaseSettings): void {

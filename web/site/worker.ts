@@ -232,6 +232,7 @@ function fileBuffer(file: File): AsyncBuffer {
 }
 
 const PARQUET_NUMBERS = new Set(['DOUBLE', 'FLOAT', 'INT32', 'INT64']);
+const PARQUET_GROUPS = new Set(['BYTE_ARRAY', 'BOOLEAN', 'INT32', 'INT64']);
 
 // Parquet: only the footer is read now, to list the numeric columns.
 async function loadParquet(file: File): Promise<void> {
@@ -249,7 +250,14 @@ async function loadParquet(file: File): Promise<void> {
     .map((e) => ({ name: e.name, numbers: Number(metadata.num_rows), others: 0 }));
   if (infos.length === 0) throw new Error(`${file.name} has no numeric column`);
   parquet = { file, metadata };
-  post({ type: 'columns', columns: infos, rows: Number(metadata.num_rows), large: false, counted: true, name: file.name, people: [], groups: [] });
+  // Columns to group by: text, true/false and whole numbers (codes). Only
+  // the footer is read now; a column with more than MAX_DEMO_GROUPS
+  // distinct values is refused when it is used.
+  const groupable = metadata.schema
+    .slice(1)
+    .filter((e) => e.num_children === undefined && e.type !== undefined && PARQUET_GROUPS.has(e.type))
+    .map((e) => e.name);
+  post({ type: 'columns', columns: infos, rows: Number(metadata.num_rows), large: false, counted: true, name: file.name, people: [], groups: groupable });
 }
 
 async function loadFile(file: File, ledger?: SavedSession): Promise<void> {
@@ -272,7 +280,10 @@ async function loadFile(file: File, ledger?: SavedSession): Promise<void> {
     if (rows.length < 2) throw new Error(`${file.name} has no data rows`);
     const { infos } = summarise(rows[0], rows.slice(1));
     largeFile = file;
-    post({ type: 'columns', columns: infos, rows: -1, large: true, name: file.name, people: [], groups: [] });
+    // Columns to group by: few distinct values in the first rows (a column
+    // with more over the whole file is refused when it is used).
+    const groupable = [...fewValued(personColumns(rows[0], rows.slice(1))).keys()];
+    post({ type: 'columns', columns: infos, rows: -1, large: true, name: file.name, people: [], groups: groupable });
     return;
   }
   const rows = parseCsv(await file.text(), file.name);
@@ -467,6 +478,9 @@ const DEMO_SELECTION_DELTA = 1e-7;
 
 async function release(settings: ReleaseSettings): Promise<void> {
   const dpq = await ready;
+  if (settings.groupBy !== undefined && (largeFile !== undefined || parquet !== undefined)) {
+    return groupedCountedRelease(settings, settings.groupBy);
+  }
   if (largeFile !== undefined) return streamRelease(dpq, largeFile, settings);
   if (parquet !== undefined) return countedRelease(parquet.file, parquet.metadata, settings);
   if (settings.groupBy !== undefined) return groupedRelease(settings, settings.groupBy);
@@ -764,6 +778,175 @@ async function countedRelease(file: File, metadata: FileMetaData, settings: Rele
         return Math.max(below[b] - target, 0, target - below[b + 1]);
       }),
       cdf: [xs, ys],
+    },
+  });
+}
+
+// Per key, the values' counts in `buckets` equal buckets over [lower,
+// upper] (clamped, as a GROUP BY key, bucket would count them): the rows of
+// a large CSV or a Parquet file never held, only these counts.
+class KeyedCounts {
+  readonly byKey = new Map<string, Float64Array>();
+  values = 0;
+  constructor(
+    readonly groupBy: string,
+    readonly buckets: number,
+    readonly lower: number,
+    readonly width: number,
+  ) {}
+  add(key: string, x: number): void {
+    let counts = this.byKey.get(key);
+    if (counts === undefined) {
+      if (this.byKey.size >= MAX_DEMO_GROUPS) {
+        throw new Error(`${this.groupBy} holds more than ${MAX_DEMO_GROUPS} distinct values: too many groups for the demo`);
+      }
+      counts = new Float64Array(this.buckets);
+      this.byKey.set(key, counts);
+    }
+    counts[Math.min(Math.max(Math.floor((x - this.lower) / this.width), 0), this.buckets - 1)]++;
+    this.values++;
+  }
+}
+
+// A large CSV by group, in one pass of File.stream(): each record's number
+// and key counted (KeyedCounts).
+async function countCsvByKey(file: File, settings: ReleaseSettings, keyed: KeyedCounts): Promise<void> {
+  let column = -1;
+  let group = -1;
+  let bytes = 0;
+  let lastReport = 0;
+  let carry = '';
+  const take = (text: string) => {
+    const rows: string[][] = parseSync(text, { relax_column_count: true, skip_empty_lines: true, delimiter });
+    for (const row of rows) {
+      if (column < 0) {
+        column = row.indexOf(settings.column);
+        group = row.indexOf(keyed.groupBy);
+        if (column < 0) throw new Error(`no column named ${settings.column}`);
+        if (group < 0) throw new Error(`no column named ${keyed.groupBy}`);
+        continue;
+      }
+      const cell = (row[column] ?? '').trim();
+      const key = (row[group] ?? '').trim();
+      if (key === '' || !NUMBER.test(cell)) continue; // left out, as listed
+      keyed.add(key, Number(cell));
+    }
+  };
+  const reader = file.stream().pipeThrough(new TextDecoderStream()).getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    bytes += value.length;
+    const text = carry + value;
+    const end = lastRecordEnd(text);
+    if (end < 0) {
+      carry = text;
+    } else {
+      take(text.slice(0, end));
+      carry = text.slice(end + 1);
+    }
+    if (performance.now() - lastReport > 100) {
+      lastReport = performance.now();
+      post({ type: 'progress', done: Math.min(bytes, file.size), total: file.size, label: 'counting by group' });
+    }
+  }
+  if (carry.trim() !== '') take(carry);
+}
+
+// A Parquet file by group: one row group's two columns at a time.
+async function countParquetByKey(file: File, metadata: FileMetaData, settings: ReleaseSettings, keyed: KeyedCounts): Promise<void> {
+  const total = Number(metadata.num_rows);
+  let rowStart = 0;
+  for (const rowGroup of metadata.row_groups) {
+    const rowEnd = rowStart + Number(rowGroup.num_rows);
+    await parquetRead({
+      file: fileBuffer(file),
+      metadata,
+      columns: [settings.column, keyed.groupBy],
+      rowStart,
+      rowEnd,
+      onComplete(rows) {
+        for (const [cell, key] of rows as unknown[][]) {
+          if (cell === null || cell === undefined || key === null || key === undefined) continue;
+          const x = Number(cell);
+          if (Number.isNaN(x)) continue;
+          keyed.add(String(key), x);
+        }
+      },
+    });
+    rowStart = rowEnd;
+    post({ type: 'progress', done: rowStart, total, label: 'counting by group' });
+  }
+}
+
+// A large CSV or a Parquet file by group: counts per (key, bucket), then
+// releaseByGroupFromCounts with private keys (a file's groups are not
+// public). The owner's true values per group, to the bucket.
+async function groupedCountedRelease(settings: ReleaseSettings, groupBy: string): Promise<void> {
+  const start = performance.now();
+  const buckets = bucketsFor(settings);
+  const width = (settings.upper - settings.lower) / buckets;
+  const keyed = new KeyedCounts(groupBy, buckets, settings.lower, width);
+  if (parquet !== undefined) await countParquetByKey(parquet.file, parquet.metadata, settings, keyed);
+  else if (largeFile !== undefined) await countCsvByKey(largeFile, settings, keyed);
+  const keys: string[] = [];
+  const bucketColumn: number[] = [];
+  const countColumn: number[] = [];
+  for (const [key, counts] of keyed.byKey) {
+    counts.forEach((c, b) => {
+      if (c === 0) return;
+      keys.push(key);
+      bucketColumn.push(b);
+      countColumn.push(c);
+    });
+  }
+  // A streamed file's methods are the sketches'; its groups are counted, so
+  // they take the default (and the interval's counts, as any counted release).
+  const method = settings.method === 'hist-gk' || settings.method === 'exp-gk' ? 'auto' : settings.method;
+  const options = { ...optionsOf({ ...settings, step: undefined }, settings.quantiles, method), buckets, delta: DEMO_SELECTION_DELTA };
+  const made = (await currentSession()).releaseByGroupFromCounts({ keys, buckets: bucketColumn, counts: countColumn }, options as never);
+  const truthOf = (counts: Float64Array | undefined, q: number) => {
+    if (counts === undefined) return Number.NaN;
+    const n = counts.reduce((a, b) => a + b, 0);
+    const rank = Math.min(Math.floor(q * n), n - 1);
+    let below = 0;
+    for (let b = 0; b < buckets; b++) {
+      below += counts[b];
+      if (below > rank) return settings.lower + b * width;
+    }
+    return Number.NaN;
+  };
+  post({
+    type: 'result',
+    result: {
+      values: [],
+      method: made.method,
+      privacy: made.privacy as ReleaseResult['privacy'],
+      neighbouring: made.neighbouring,
+      ...(made.stepLook === undefined ? {} : { stepLook: made.stepLook }),
+      ...(made.intervals === undefined
+        ? {}
+        : {
+            intervals: {
+              low: [],
+              high: [],
+              confidence: made.intervals.confidence,
+              kind: made.intervals.kind,
+              simultaneous: made.intervals.simultaneous,
+              privacy: made.intervals.privacy as Record<string, number | string>,
+            },
+          }),
+      milliseconds: performance.now() - start,
+      counted: { values: keyed.values, buckets, width },
+      keys: made.keys,
+      groups: made.groups.map((group) => ({
+        key: String(group.key),
+        values: Array.from(group.values),
+        ...(group.intervals === undefined ? {} : { low: Array.from(group.intervals.low), high: Array.from(group.intervals.high) }),
+        truth: settings.quantiles.map((q) => truthOf(keyed.byKey.get(String(group.key)), q)),
+        ...(made.firstLook === undefined ? {} : { look: group.firstLook?.found === undefined ? {} : { found: group.firstLook.found } }),
+      })),
+      session: sessionState(),
     },
   });
 }

@@ -173,6 +173,29 @@ describe('dp-quantiles CLI', () => {
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 
+  it('reads quoted cells (commas, quotes, line breaks), CRLF, spaces and empty lines as CSV does', () => {
+    // The fast path cuts unquoted lines; a line with a quote is one CSV
+    // record, with the lines its quotes span. Every value must be read once.
+    const text =
+      '\uFEFFid,"note, with comma",value,shop\r\n' +
+      '1,plain,  10 ,a\r\n' +
+      '2,"a ""quoted"" note",20,b\r\n' +
+      '3,"a note\r\nover two lines",30,a\r\n' +
+      '\r\n' +
+      '4,"x,y",40,"b"\r\n' +
+      '5,last, 50,a';
+    const file = writeCsv('quoted.csv', text);
+    const args = [file, '--column', 'value', '--lower', '0', '--upper', '100', '--epsilon', '1', '--quantiles', '0.1,0.3,0.5,0.7,0.9', '--show-true', '--step', '1'];
+    const read = JSON.parse(run(args).stdout);
+    expect(read.quantiles.map((q: { true: number }) => q.true)).toEqual([10, 20, 30, 40, 50]);
+    // By group, the quoted "b" is b.
+    const grouped = JSON.parse(run([...args, '--group-by', 'shop', '--keys', 'a,b']).stdout);
+    expect(grouped.groups.map((g: { quantiles: { true: number }[] }) => g.quantiles[4].true)).toEqual([50, 40]);
+    // A quote left open names its line.
+    const open = writeCsv('open.csv', 'id,value\n1,2\n3,"4\n');
+    expect(run([open, '--column', 'value', '--lower', '0', '--upper', '9', '--epsilon', '1']).stderr).toMatch(/line 3: malformed CSV/);
+  });
+
   it('streams a 10^6-row file: the JavaScript heap holds the column, not the file', async () => {
     // 25 MB of CSV. The old reader kept the text and every row (845 MB of
     // RSS) and cannot run in a 48 MB heap; the streaming one keeps 8 bytes a

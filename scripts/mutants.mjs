@@ -541,7 +541,7 @@ const tsMutants = [
   },
   {
     name: 'CLI: concurrent runs take the ledger\'s lock',
-    file: 'web/src/cli.ts',
+    file: 'web/src/cli-ledger.ts',
     from: '  const unlock = lockLedger(file);',
     to: '  const unlock = () => {};',
     tests: ['tests/ts/cli.test.ts', '-t', 'saves every charge'],

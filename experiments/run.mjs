@@ -38,6 +38,16 @@
 //     default when issue 40 was filed), paired (same samples and seeds), with
 //     the standard error of the default's mean minus 1.1 times AQ's.
 //
+//  7. Small n (issue 56): n = 50, 100 and 300, epsilon = 1: columns
+//     concentrated in a tenth of their bounds or less (Uniform(-5, 5) and
+//     N(0, 2) in [-100, 100], penguins' body mass by species in [0, 10] kg
+//     with step 0.025), spread over them (Uniform(-90, 90), Adult age in
+//     [0, 120]) and with atoms at both bounds (whole numbers in [0, 100],
+//     half at 0 and a sixth at 100); medians, quartiles, deciles, [p5, p95],
+//     p95 and p99 alone (m = 10 and 50 for the atoms); the default, AQ
+//     without its first look, JointExp and AppIndExp: the share of
+//     releases with a value more than 10% of the range from the data's own
+//     quantile ("far") and the mean rank error, ties counted.
 // Writes reference.md (the AQ authors' published-code numbers beside ours)
 // and best-methods.md (the best method per dataset, m and budget).
 //
@@ -48,6 +58,7 @@
 //                                 [--skip-paper] (section 1)
 //                                 [--tails-trials N]
 //                                 [--skip-setting] [--setting-trials N]
+//                                 [--skip-small] [--small-trials N]
 // Seeds make the tables reproducible; seeded releases are not private, which
 // is fine for an experiment on public or synthetic data.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -78,6 +89,8 @@ const { values: args } = parseArgs({
     'tails-trials': { type: 'string', default: '500' },
     'skip-setting': { type: 'boolean', default: false },
     'setting-trials': { type: 'string', default: '2000' },
+    'skip-small': { type: 'boolean', default: false },
+    'small-trials': { type: 'string', default: '300' },
   },
 });
 const TRIALS = Number(args.trials);
@@ -469,6 +482,96 @@ if (!args['skip-setting']) {
   }
   writeFileSync(join(args.out, 'aq-paper-setting.md'), `${lines.join('\n')}\n`);
   console.log(`setting: ${SETTING_TRIALS} trials done`);
+}
+
+// 7. Small n: where the first look's fixed share finds nothing (issue 56).
+if (!args['skip-small']) {
+  const SMALL_TRIALS = Number(args['small-trials']);
+  const random = generator(5656);
+  const uniform = (a, b) => () => a + (b - a) * random();
+  const gauss = (mean, sd) => () => mean + sd * Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+  const penguins = JSON.parse(readFileSync(join(root, 'node_modules/vega-datasets/data/penguins.json'), 'utf8'));
+  const adultFile = join(root, '../shared/data/adult_age.csv');
+  const adult = existsSync(adultFile)
+    ? readFileSync(adultFile, 'utf8').split('\n').slice(1).filter((l) => l !== '').map(Number)
+    : undefined;
+  const fromList = (list) => () => list[Math.floor(random() * list.length)];
+  const atoms = () => {
+    const u = random();
+    return u < 0.5 ? 0 : u < 0.5 + 1 / 6 ? 100 : 1 + Math.floor(random() * 99);
+  };
+  // [name, kind, draw, [lower, upper], step, sizes]
+  const columns = [
+    ['uniform(-5, 5)', 'concentrated', uniform(-5, 5), [-100, 100], undefined, [50, 100, 300]],
+    ['normal(0, 2)', 'concentrated', gauss(0, 2), [-100, 100], undefined, [50, 100, 300]],
+    ['uniform(-90, 90)', 'spread', uniform(-90, 90), [-100, 100], undefined, [50, 100, 300]],
+    ...(adult === undefined ? [] : [['adult age', 'spread', fromList(adult), [0, 120], undefined, [50, 100, 300]]]),
+    ['atoms at both bounds', 'atoms', atoms, [0, 100], undefined, [50, 100, 300]],
+    ...['Adelie', 'Chinstrap', 'Gentoo'].map((species) => {
+      const masses = penguins.filter((p) => p.Species === species && p['Body Mass (g)'] !== null).map((p) => p['Body Mass (g)'] / 1000);
+      // The species' own rows, all of them: the demo's grouped release.
+      return [`penguins ${species}`, 'concentrated', masses, [0, 10], 0.025, [masses.length]];
+    }),
+  ];
+  const spaced = (m) => Array.from({ length: m }, (_, i) => (i + 1) / (m + 1));
+  const requests = [
+    ['median', [0.5]],
+    ['quartiles', [0.25, 0.5, 0.75]],
+    ['deciles', spaced(9)],
+    ['p5 p95', [0.05, 0.95]],
+    ['p95', [0.95]],
+    ['p99', [0.99]],
+  ];
+  const atomRequests = [['quartiles', [0.25, 0.5, 0.75]], ['deciles', spaced(9)], ['m = 10', spaced(10)], ['m = 50', spaced(50)]];
+  const variants = [
+    ['default', {}],
+    ['aq, look 0', { method: 'aq', look: 0 }],
+    ['jointexp', { method: 'jointexp' }],
+    ['appindexp', { method: 'appindexp' }],
+  ];
+  const rows = [];
+  for (const [name, kind, draw, [lower, upper], step, sizes] of columns) {
+    for (const n of sizes) {
+      for (const [request, quantiles] of kind === 'atoms' ? atomRequests : requests) {
+        const far = variants.map(() => 0);
+        const rank = variants.map(() => 0);
+        for (let trial = 0; trial < SMALL_TRIALS; trial++) {
+          const data = Array.isArray(draw) ? Float64Array.from(draw) : Float64Array.from({ length: n }, draw);
+          const sorted = Float64Array.from(data, (x) => Math.min(Math.max(x, lower), upper)).sort();
+          const truth = quantiles.map((q) => sorted[Math.min(Math.floor(q * n), n - 1)]);
+          variants.forEach(([, variant], v) => {
+            const options = { lower, upper, quantiles, epsilon: 1, seed: 77 * trial + v + 1, ...(step === undefined ? {} : { step }), ...variant };
+            const release = dpq.release(data, options);
+            const tie = tieOf(release.resolution, lower, upper);
+            let worst = 0;
+            quantiles.forEach((q, i) => {
+              worst = Math.max(worst, Math.abs(release.values[i] - truth[i]) / (upper - lower));
+              rank[v] += rankError(sorted, q, release.values[i], tie) / quantiles.length / SMALL_TRIALS;
+            });
+            if (worst > 0.1) far[v]++;
+          });
+        }
+        rows.push({ column: name, kind, n, request, ...Object.fromEntries(variants.flatMap(([label], v) => [[`${label} far`, far[v] / SMALL_TRIALS], [`${label} rank`, rank[v]]])) });
+      }
+    }
+    console.log(`small n: ${name} done`);
+  }
+  writeFileSync(join(args.out, 'small-n.csv'), toCsv(rows));
+  const names = variants.map(([label]) => label);
+  const lines = [
+    '# Small n',
+    '',
+    `From \`npm run experiments\` (${SMALL_TRIALS} seeded releases a cell, epsilon = 1, no step but the penguins' 0.025 kg): the share of releases with a value more than 10% of the range from the data's own quantile ("far"), then the mean rank error (ties counted), for ${names.map((label, i) => `(${i + 1}) ${label}`).join(', ')}. Concentrated columns lie in a tenth of their bounds or less; spread ones over most of them; the atoms column holds half its values at 0 and a sixth at 100. The penguins are each species' own rows (the demo's grouped release). See [aq.md](../algorithms/aq.md#error-and-cost) for what the first look can and cannot do at these sizes.`,
+    '',
+    `| column | n | request | far ${names.map((_, i) => `(${i + 1})`).join(' ')} | rank ${names.map((_, i) => `(${i + 1})`).join(' ')} |`,
+    '| --- | ---: | --- | --- | --- |',
+  ];
+  for (const r of rows) {
+    lines.push(
+      `| ${r.column} | ${r.n} | ${r.request} | ${names.map((label) => `${(100 * r[`${label} far`]).toFixed(0)}%`).join(' ')} | ${names.map((label) => r[`${label} rank`].toFixed(2)).join(' ')} |`,
+    );
+  }
+  writeFileSync(join(args.out, 'small-n.md'), `${lines.join('\n')}\n`);
 }
 
 // The summary, from every CSV in the output folder (runs may be partial).

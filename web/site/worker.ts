@@ -537,6 +537,33 @@ function lastRecordEnd(text: string): number {
   return end;
 }
 
+// A large file's complete records, a decoded chunk at a time (the last
+// partial record carried to the next), to `take`, with a progress bar.
+async function forEachRecords(file: File, label: string, take: (text: string) => void): Promise<void> {
+  let bytes = 0;
+  let lastReport = 0;
+  let carry = '';
+  const reader = file.stream().pipeThrough(new TextDecoderStream()).getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    bytes += value.length;
+    const text = carry + value;
+    const end = lastRecordEnd(text);
+    if (end < 0) {
+      carry = text;
+    } else {
+      take(text.slice(0, end));
+      carry = text.slice(end + 1);
+    }
+    if (performance.now() - lastReport > 100) {
+      lastReport = performance.now();
+      post({ type: 'progress', done: Math.min(bytes, file.size), total: file.size, label });
+    }
+  }
+  if (carry.trim() !== '') take(carry);
+}
+
 /** Most sketch workers a large file is split among. */
 export const MAX_SKETCH_WORKERS = 4;
 
@@ -627,9 +654,6 @@ async function streamRelease(dpq: DpQuantiles, file: File, settings: ReleaseSett
     const batch = new Float64Array(1 << 16);
     let filled = 0;
     let column = -1;
-    let bytes = 0;
-    let lastReport = 0;
-    let carry = '';
     const take = (text: string) => {
       const rows: string[][] = parseSync(text, { relax_column_count: true, skip_empty_lines: true });
       for (const row of rows) {
@@ -647,25 +671,7 @@ async function streamRelease(dpq: DpQuantiles, file: File, settings: ReleaseSett
         }
       }
     };
-    const reader = file.stream().pipeThrough(new TextDecoderStream()).getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      bytes += value.length;
-      const text = carry + value;
-      const end = lastRecordEnd(text);
-      if (end < 0) {
-        carry = text;
-      } else {
-        take(text.slice(0, end));
-        carry = text.slice(end + 1);
-      }
-      if (performance.now() - lastReport > 100) {
-        lastReport = performance.now();
-        post({ type: 'progress', done: Math.min(bytes, file.size), total: file.size, label: 'reading' });
-      }
-    }
-    if (carry.trim() !== '') take(carry);
+    await forEachRecords(file, 'reading', take);
     stream.push(batch.subarray(0, filled));
     post({ type: 'progress', done: file.size, total: file.size, label: 'reading' });
     await releaseSketch(stream, settings, start, 1);
@@ -813,9 +819,6 @@ class KeyedCounts {
 async function countCsvByKey(file: File, settings: ReleaseSettings, keyed: KeyedCounts): Promise<void> {
   let column = -1;
   let group = -1;
-  let bytes = 0;
-  let lastReport = 0;
-  let carry = '';
   const take = (text: string) => {
     const rows: string[][] = parseSync(text, { relax_column_count: true, skip_empty_lines: true, delimiter });
     for (const row of rows) {
@@ -832,25 +835,7 @@ async function countCsvByKey(file: File, settings: ReleaseSettings, keyed: Keyed
       keyed.add(key, Number(cell));
     }
   };
-  const reader = file.stream().pipeThrough(new TextDecoderStream()).getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    bytes += value.length;
-    const text = carry + value;
-    const end = lastRecordEnd(text);
-    if (end < 0) {
-      carry = text;
-    } else {
-      take(text.slice(0, end));
-      carry = text.slice(end + 1);
-    }
-    if (performance.now() - lastReport > 100) {
-      lastReport = performance.now();
-      post({ type: 'progress', done: Math.min(bytes, file.size), total: file.size, label: 'counting by group' });
-    }
-  }
-  if (carry.trim() !== '') take(carry);
+  await forEachRecords(file, 'counting by group', take);
 }
 
 // A Parquet file by group: one row group's two columns at a time.

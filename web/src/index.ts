@@ -17,6 +17,7 @@ export type {
   GroupCountsData,
   GroupCountsOptions,
   GroupedRelease,
+  GroupedReleases,
   GroupColumn,
   GroupKey,
   GroupKeyChoice,

@@ -701,7 +701,36 @@ export interface SavedSession {
   spent: SessionBudget;
 }
 
-export interface PrivacySession {
+/**
+ * Grouped releases, on the library (one release's budget) and on a session
+ * (charged once). Overloads: public keys typed as given, private keys as the
+ * rows hold them; one key column, or several (tuples of keys).
+ */
+export interface GroupedReleases {
+  /**
+   * Quantiles by group (docs/groups.md): `groups[i]` is the key of
+   * `data[i]` (or `groups` is an array of key columns, a row's key the
+   * tuple of its cells); every option of `release` applies to each group.
+   * The groups hold disjoint rows, so the release spends its budget once
+   * (parallel composition), however many groups there are. With public
+   * `keys`, one result per key in their order; without, private keys
+   * (needs `delta`).
+   */
+  releaseByGroup<K extends GroupKey>(data: NumericData, groups: ArrayLike<GroupKey>, options: GroupOptions<K> & { keys: readonly K[] }): GroupedRelease<K>;
+  releaseByGroup<K extends GroupKey>(data: NumericData, groups: ArrayLike<K>, options: GroupOptions<K> & { keys?: undefined }): GroupedRelease<K>;
+  releaseByGroup<K extends GroupTuple>(data: NumericData, groups: readonly GroupColumn[], options: GroupOptions<K> & { keys: readonly K[] }): GroupedRelease<K>;
+  releaseByGroup(data: NumericData, groups: readonly GroupColumn[], options: GroupOptions<GroupKey[]> & { keys?: undefined }): GroupedRelease<GroupKey[]>;
+  releaseByGroup(data: NumericData, groups: ArrayLike<GroupKey> | readonly GroupColumn[], options: GroupOptions<GroupKeyOrTuple>): GroupedRelease<GroupKeyOrTuple>;
+  /**
+   * The same from a GROUP BY's (key, bucket, count) rows, bit for bit what
+   * `releaseByGroup(rows, keys, { ...options })` gives on the rows with the
+   * same `buckets` and seed.
+   */
+  releaseByGroupFromCounts<K extends GroupKey>(counts: GroupCountsData<K>, options: GroupCountsOptions<K>): GroupedRelease<K>;
+  releaseByGroupFromCounts<K extends GroupTuple>(counts: GroupTupleCountsData, options: GroupCountsOptions<K>): GroupedRelease<K>;
+}
+
+export interface PrivacySession extends GroupedReleases {
   quantiles(data: NumericData, options: QuantilesOptions): Float64Array;
   release(data: NumericData, options: QuantilesOptions): QuantilesRelease;
   quantilesFromCounts(counts: CountsData, options: CountsOptions): Float64Array;
@@ -711,15 +740,6 @@ export interface PrivacySession {
   bounds(data: NumericData, options: BoundsOptions): BoundsRelease;
   /** A stream's release, spent from this session. */
   releaseStream(stream: QuantileStream, options: StreamQuantilesOptions): StreamRelease;
-  /** A grouped release, charged once (docs/groups.md). */
-  releaseByGroup<K extends GroupKey>(data: NumericData, groups: ArrayLike<GroupKey>, options: GroupOptions<K> & { keys: readonly K[] }): GroupedRelease<K>;
-  releaseByGroup<K extends GroupKey>(data: NumericData, groups: ArrayLike<K>, options: GroupOptions<K> & { keys?: undefined }): GroupedRelease<K>;
-  releaseByGroup<K extends GroupTuple>(data: NumericData, groups: readonly GroupColumn[], options: GroupOptions<K> & { keys: readonly K[] }): GroupedRelease<K>;
-  releaseByGroup(data: NumericData, groups: readonly GroupColumn[], options: GroupOptions<GroupKey[]> & { keys?: undefined }): GroupedRelease<GroupKey[]>;
-  releaseByGroup(data: NumericData, groups: ArrayLike<GroupKey> | readonly GroupColumn[], options: GroupOptions<GroupKeyOrTuple>): GroupedRelease<GroupKeyOrTuple>;
-  /** A grouped release from GROUP BY counts, charged once. */
-  releaseByGroupFromCounts<K extends GroupKey>(counts: GroupCountsData<K>, options: GroupCountsOptions<K>): GroupedRelease<K>;
-  releaseByGroupFromCounts<K extends GroupTuple>(counts: GroupTupleCountsData, options: GroupCountsOptions<K>): GroupedRelease<K>;
   /** The total budget. */
   readonly total: SessionBudget;
   /** What the releases so far spend together: composed exactly as the decimals written (docs/sessions.md). */
@@ -743,7 +763,7 @@ export interface PrivacySession {
 }
 
 /** The loaded library. Create it with `loadDpQuantiles()`. */
-export interface DpQuantiles {
+export interface DpQuantiles extends GroupedReleases {
   /**
    * Releases one differentially private value per requested quantile, in the
    * order requested: inside [lower, upper], non-decreasing along increasing
@@ -766,25 +786,6 @@ export interface DpQuantiles {
   releaseFromCounts(counts: CountsData, options: CountsOptions): QuantilesRelease;
   /** Like `releaseFromCounts`, the values only. */
   quantilesFromCounts(counts: CountsData, options: CountsOptions): Float64Array;
-  /**
-   * Quantiles by group (docs/groups.md): `groups[i]` is the key of
-   * `data[i]`; every option of `release` applies to each group. The groups
-   * hold disjoint rows, so the release spends its budget once (parallel
-   * composition), however many groups there are. With public `keys`, one
-   * result per key in their order; without, private keys (needs `delta`).
-   */
-  releaseByGroup<K extends GroupKey>(data: NumericData, groups: ArrayLike<GroupKey>, options: GroupOptions<K> & { keys: readonly K[] }): GroupedRelease<K>;
-  releaseByGroup<K extends GroupKey>(data: NumericData, groups: ArrayLike<K>, options: GroupOptions<K> & { keys?: undefined }): GroupedRelease<K>;
-  releaseByGroup<K extends GroupTuple>(data: NumericData, groups: readonly GroupColumn[], options: GroupOptions<K> & { keys: readonly K[] }): GroupedRelease<K>;
-  releaseByGroup(data: NumericData, groups: readonly GroupColumn[], options: GroupOptions<GroupKey[]> & { keys?: undefined }): GroupedRelease<GroupKey[]>;
-  releaseByGroup(data: NumericData, groups: ArrayLike<GroupKey> | readonly GroupColumn[], options: GroupOptions<GroupKeyOrTuple>): GroupedRelease<GroupKeyOrTuple>;
-  /**
-   * The same from a GROUP BY's (key, bucket, count) rows, bit for bit what
-   * `releaseByGroup(rows, keys, { ...options })` gives on the rows with the
-   * same `buckets` and seed.
-   */
-  releaseByGroupFromCounts<K extends GroupKey>(counts: GroupCountsData<K>, options: GroupCountsOptions<K>): GroupedRelease<K>;
-  releaseByGroupFromCounts<K extends GroupTuple>(counts: GroupTupleCountsData, options: GroupCountsOptions<K>): GroupedRelease<K>;
   /**
    * A private synthetic sample (sorted) whose empirical quantiles track the
    * data's: AQ at `size` evenly spaced quantiles (AQ paper, Corollary 3.6).

@@ -4,7 +4,16 @@ import { parse as parseSync } from 'csv-parse/browser/esm/sync';
 import { parquetMetadataAsync, parquetRead, type AsyncBuffer, type FileMetaData } from 'hyparquet';
 
 import { DpQuantilesError, loadDpQuantiles } from '../../dist/browser.js';
-import type { DpQuantiles, GroupOptions, PrivacySession, QuantileStream, QuantilesOptions, SavedSession } from '../../dist/browser.js';
+import type {
+  DpQuantiles,
+  GroupedRelease,
+  GroupKeyOrTuple,
+  GroupOptions,
+  PrivacySession,
+  QuantileStream,
+  QuantilesOptions,
+  SavedSession,
+} from '../../dist/browser.js';
 import { rankError, tieOf } from '../../dist/truth.js';
 import datasets from './generated/datasets.json';
 import type { ColumnInfo, CompareRow, ReleaseResult, ReleaseSettings, Reply, Request } from './protocol.js';
@@ -432,44 +441,53 @@ async function groupedRelease(settings: ReleaseSettings, groupBy: string): Promi
   });
   post({
     type: 'result',
-    result: {
-      values: [],
-      method: made.method,
-      privacy: made.privacy as ReleaseResult['privacy'],
-      neighbouring: made.neighbouring,
-      ...(made.maxContributions === undefined ? {} : { maxContributions: made.maxContributions }),
-      ...(made.stepLook === undefined ? {} : { stepLook: made.stepLook }),
-      ...(made.intervals === undefined
-        ? {}
-        : {
-            intervals: {
-              low: [],
-              high: [],
-              confidence: made.intervals.confidence,
-              kind: made.intervals.kind,
-              simultaneous: made.intervals.simultaneous,
-              privacy: made.intervals.privacy as Record<string, number | string>,
-            },
-          }),
-      milliseconds,
-      keys: made.keys,
-      groups: made.groups.map((group) => {
-        const sorted = Float64Array.from(byKey.get(String(group.key)) ?? []).sort();
-        const n = sorted.length;
-        return {
-          key: String(group.key),
-          values: Array.from(group.values),
-          ...(group.intervals === undefined ? {} : { low: Array.from(group.intervals.low), high: Array.from(group.intervals.high) }),
-          truth: settings.quantiles.map((q) => (n === 0 ? NaN : sorted[Math.min(Math.floor(q * n), n - 1)])),
-          // Each group took a first look when the release reports its share.
-          ...(made.firstLook === undefined
-            ? {}
-            : { look: group.firstLook?.found === undefined ? {} : { found: group.firstLook.found } }),
-        };
-      }),
-      session: sessionState(),
-    },
+    result: groupedResult(made, settings, milliseconds, (key, q) => {
+      const sorted = Float64Array.from(byKey.get(key) ?? []).sort();
+      const n = sorted.length;
+      return n === 0 ? NaN : sorted[Math.min(Math.floor(q * n), n - 1)];
+    }),
   });
+}
+
+// A grouped release as the page shows it: each group's values (and
+// intervals), the owner's true values (`truthOf`), and its look.
+function groupedResult<K extends GroupKeyOrTuple>(
+  made: GroupedRelease<K>,
+  settings: ReleaseSettings,
+  milliseconds: number,
+  truthOf: (key: string, q: number) => number,
+): ReleaseResult {
+  return {
+    values: [],
+    method: made.method,
+    privacy: made.privacy as ReleaseResult['privacy'],
+    neighbouring: made.neighbouring,
+    ...(made.maxContributions === undefined ? {} : { maxContributions: made.maxContributions }),
+    ...(made.stepLook === undefined ? {} : { stepLook: made.stepLook }),
+    ...(made.intervals === undefined
+      ? {}
+      : {
+          intervals: {
+            low: [],
+            high: [],
+            confidence: made.intervals.confidence,
+            kind: made.intervals.kind,
+            simultaneous: made.intervals.simultaneous,
+            privacy: made.intervals.privacy as Record<string, number | string>,
+          },
+        }),
+    milliseconds,
+    keys: made.keys,
+    groups: made.groups.map((group) => ({
+      key: String(group.key),
+      values: Array.from(group.values),
+      ...(group.intervals === undefined ? {} : { low: Array.from(group.intervals.low), high: Array.from(group.intervals.high) }),
+      truth: settings.quantiles.map((q) => truthOf(String(group.key), q)),
+      // Each group took a first look when the release reports its share.
+      ...(made.firstLook === undefined ? {} : { look: group.firstLook?.found === undefined ? {} : { found: group.firstLook.found } }),
+    })),
+    session: sessionState(),
+  };
 }
 
 // Private keys in the demo: a group of one row appears with probability at
@@ -904,34 +922,8 @@ async function groupedCountedRelease(settings: ReleaseSettings, groupBy: string)
   post({
     type: 'result',
     result: {
-      values: [],
-      method: made.method,
-      privacy: made.privacy as ReleaseResult['privacy'],
-      neighbouring: made.neighbouring,
-      ...(made.stepLook === undefined ? {} : { stepLook: made.stepLook }),
-      ...(made.intervals === undefined
-        ? {}
-        : {
-            intervals: {
-              low: [],
-              high: [],
-              confidence: made.intervals.confidence,
-              kind: made.intervals.kind,
-              simultaneous: made.intervals.simultaneous,
-              privacy: made.intervals.privacy as Record<string, number | string>,
-            },
-          }),
-      milliseconds: performance.now() - start,
+      ...groupedResult(made, settings, performance.now() - start, (key, q) => truthOf(keyed.byKey.get(key), q)),
       counted: { values: keyed.values, buckets, width },
-      keys: made.keys,
-      groups: made.groups.map((group) => ({
-        key: String(group.key),
-        values: Array.from(group.values),
-        ...(group.intervals === undefined ? {} : { low: Array.from(group.intervals.low), high: Array.from(group.intervals.high) }),
-        truth: settings.quantiles.map((q) => truthOf(keyed.byKey.get(String(group.key)), q)),
-        ...(made.firstLook === undefined ? {} : { look: group.firstLook?.found === undefined ? {} : { found: group.firstLook.found } }),
-      })),
-      session: sessionState(),
     },
   });
 }

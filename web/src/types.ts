@@ -295,18 +295,8 @@ export type GroupKey = string | number;
 export type GroupTuple = readonly GroupKey[];
 /** A group's key, of one key column or several. */
 export type GroupKeyOrTuple = GroupKey | GroupTuple;
-/** One key column: an array (or typed array) of keys, one a row. */
-export type GroupColumn =
-  | readonly GroupKey[]
-  | Int8Array
-  | Uint8Array
-  | Uint8ClampedArray
-  | Int16Array
-  | Uint16Array
-  | Int32Array
-  | Uint32Array
-  | Float32Array
-  | Float64Array;
+/** One key column: an array of keys, or a numeric typed array (codes), one a row. */
+export type GroupColumn = readonly GroupKey[] | Exclude<NumericData, readonly number[]>;
 
 /**
  * The groups of a grouped release (docs/groups.md): public `keys`, or

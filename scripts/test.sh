@@ -8,11 +8,15 @@ results=test-results
 rm -rf "$results" && mkdir -p "$results"
 failed_steps=()
 
+# Each step's wall time, for where the suite's time goes (printed again at
+# the end).
+timings=()
 step() {
-  local name=$1
+  local name=$1 start=$SECONDS
   shift
   echo "== $name"
   if ! "$@"; then failed_steps+=("$name"); fi
+  timings+=("$name: $((SECONDS - start)) s")
 }
 
 step build bash scripts/build.sh all
@@ -70,6 +74,8 @@ step "site types" npx tsc -p web/site/tsconfig.json
 step "package, CLI and browser tests (Vitest)" npx vitest run \
   --reporter=default --reporter=json --outputFile.json="$results/vitest.json"
 
+echo "== time by step"
+printf '%s\n' "${timings[@]}"
 node scripts/test-summary.mjs "$results" || failed_steps+=(summary)
 if [ ${#failed_steps[@]} -gt 0 ]; then
   echo "failed steps: ${failed_steps[*]}"

@@ -105,38 +105,37 @@ export async function readColumn(
     const onRecord = (record: string[]): void => {
       const line = ++lines;
       if (record.length === 1 && record[0] === '') return; // an empty line
-      const row = { record };
       if (rows++ === 0) {
-        if (header) index = row.record.indexOf(column);
+        if (header) index = record.indexOf(column);
         if (index < 0) {
           if (!/^\d+$/.test(column)) {
-            const names = header ? row.record.map((c) => `'${c}'`).join(', ') : '';
+            const names = header ? record.map((c) => `'${c}'`).join(', ') : '';
             throw new UsageError(
               `no column named '${column}'${header ? `; the columns are ${names}` : ' (and --no-header is set)'}` +
-                (delimiter === ',' && row.record.length === 1 ? '; a file with another delimiter needs --delimiter' : ''),
+                (delimiter === ',' && record.length === 1 ? '; a file with another delimiter needs --delimiter' : ''),
             );
           }
           index = Number(column);
-          name = header ? (row.record[index] ?? column) : column;
+          name = header ? (record[index] ?? column) : column;
         }
-        if (userColumn !== undefined) userIndex = extraColumnIndex(row.record, userColumn, header, 'user');
-        if (groupColumns !== undefined) groupIndexes = groupColumns.map((group) => extraColumnIndex(row.record, group, header, 'group-by'));
+        if (userColumn !== undefined) userIndex = extraColumnIndex(record, userColumn, header, 'user');
+        if (groupColumns !== undefined) groupIndexes = groupColumns.map((group) => extraColumnIndex(record, group, header, 'group-by'));
         if (header) return;
       }
-      if (index >= row.record.length) {
+      if (index >= record.length) {
         throw new UsageError(
-          `line ${line}: has no column ${index}: it has ${row.record.length} column${row.record.length === 1 ? '' : 's'} ` +
-            `(0 to ${row.record.length - 1})` +
-            (delimiter === ',' && row.record.length === 1 ? '; a file with another delimiter needs --delimiter' : ''),
+          `line ${line}: has no column ${index}: it has ${record.length} column${record.length === 1 ? '' : 's'} ` +
+            `(0 to ${record.length - 1})` +
+            (delimiter === ',' && record.length === 1 ? '; a file with another delimiter needs --delimiter' : ''),
         );
       }
-      if (userIndex >= row.record.length) {
+      if (userIndex >= record.length) {
         throw new UsageError(`line ${line}: has no user column ${userIndex}`);
       }
       for (const groupIndex of groupIndexes) {
-        if (groupIndex >= row.record.length) throw new UsageError(`line ${line}: has no group-by column ${groupIndex}`);
+        if (groupIndex >= record.length) throw new UsageError(`line ${line}: has no group-by column ${groupIndex}`);
       }
-      const cell = decimalComma ? row.record[index].replace(',', '.') : row.record[index];
+      const cell = decimalComma ? record[index].replace(',', '.') : record[index];
       if (!NUMBER.test(cell)) {
         if (skipped === 0) firstSkippedLine = line;
         skipped++;
@@ -149,12 +148,13 @@ export async function readColumn(
         values = grown;
       }
       values[count++] = Number(cell);
-      users?.push(row.record[userIndex]);
-      if (groups !== undefined) for (let c = 0; c < groups.length; c++) groups[c].push(row.record[groupIndexes[c]]);
+      users?.push(record[userIndex]);
+      if (groups !== undefined) for (let c = 0; c < groups.length; c++) groups[c].push(record[groupIndexes[c]]);
       if (progress && count % 100_000 === 0) process.stderr.write(`\rread ${count.toLocaleString('en')} values`);
     };
     // The cells asked for, by index, once the first record named them.
     let wanted: boolean[] | undefined;
+    const reused: string[] = [];
     let widest = -1;
     const takeLine = (line: string): void => {
       if (wanted === undefined) {
@@ -171,7 +171,8 @@ export async function readColumn(
       }
       // The cells up to the widest asked for; the record's length is the
       // line's field count when it has fewer (for the message), else enough.
-      const record: string[] = [];
+      // One array for every line: onRecord keeps cells, never the array.
+      const record = reused;
       let field = 0;
       let start = 0;
       for (;;) {

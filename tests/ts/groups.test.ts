@@ -298,6 +298,18 @@ describe('keys of several columns', () => {
     const one = dpq.releaseByGroup(values, joined, { ...base, quantiles: [0.5], keys: keys.map(([d, s]) => `${d}|${s}`), seed: 6, count: true });
     expect(release.groups.map((g) => [g.values[0], g.count])).toEqual(one.groups.map((g) => [g.values[0], g.count]));
     expect(release.rows()[0]).toMatchObject({ key: ['ops', 1], quantile: 0.5 });
+    // Two integer code columns (the direct path): the same groups as the
+    // joined column, an unlisted code (7) and a code outside the keys' span
+    // (-3) left out.
+    const deptCode = Int32Array.from(dept, (d, i) => (i % 97 === 0 ? -3 : i % 89 === 0 ? 7 : names.indexOf(d)));
+    const coded = dpq.releaseByGroup(values, [deptCode, site], {
+      ...base, quantiles: [0.5], keys: [[2, 1], [0, 0], [0, 1], [5, 0]], seed: 6, count: true,
+    });
+    const codedJoined = Array.from(deptCode, (c, i) => `${c}|${site[i]}`);
+    const codedOne = dpq.releaseByGroup(values, codedJoined, {
+      ...base, quantiles: [0.5], keys: ['2|1', '0|0', '0|1', '5|0'], seed: 6, count: true,
+    });
+    expect(coded.groups.map((g) => [g.values[0], g.count])).toEqual(codedOne.groups.map((g) => [g.values[0], g.count]));
     // Private keys: the tuples the rows hold, sorted by column.
     const chosen = dpq.releaseByGroup(values, [dept, site], { ...base, quantiles: [0.5], delta: 1e-6 });
     expect(chosen.groups.map((g) => g.key)).toEqual([['eng', 0], ['eng', 1], ['ops', 0], ['ops', 1], ['sales', 0], ['sales', 1]]);

@@ -288,7 +288,6 @@ export function publicGroupCodes(
     dictionaries.push(values);
     places.push(place);
   }
-  const columnCodes = groups.columns.map((column, c) => publicCodes(column, dictionaries[c], `${name}[${c}]`));
   // The tuple's place in the product of the dictionaries, then its key.
   const strides: number[] = [];
   let product = 1;
@@ -299,11 +298,37 @@ export function publicGroupCodes(
   const left = keys.length;
   const placeOf = (tuple: readonly GroupKey[]): number =>
     tuple.reduce((at: number, part, c) => at + (places[c].get(identity(part)) as number) * strides[c], 0);
-  if (product <= 2 ** 24) {
-    const table = new Uint32Array(product).fill(left);
-    tuples.forEach((tuple, code) => {
-      table[placeOf(tuple)] = code;
-    });
+  const table = product <= 2 ** 24 ? new Uint32Array(product).fill(left) : undefined;
+  tuples.forEach((tuple, code) => {
+    if (table !== undefined) table[placeOf(tuple)] = code;
+  });
+  // Two integer code columns with whole-number keys (codes from SQL): each
+  // cell's place straight from a table by value, no per-column codes.
+  const [firstColumn, secondColumn] = groups.columns;
+  const firstSpan = integerSpan(dictionaries[0]);
+  const secondSpan = d === 2 ? integerSpan(dictionaries[1]) : undefined;
+  if (table !== undefined && d === 2 && isIntegerArray(firstColumn) && isIntegerArray(secondColumn) && firstSpan && secondSpan) {
+    const placeBy = (span: { min: number; max: number }, dictionary: GroupKey[]) => {
+      const byValue = new Int32Array(span.max - span.min + 1).fill(-1);
+      dictionary.forEach((key, at) => {
+        byValue[(key as number) - span.min] = at;
+      });
+      return byValue;
+    };
+    const firstPlace = placeBy(firstSpan, dictionaries[0]);
+    const secondPlace = placeBy(secondSpan, dictionaries[1]);
+    const stride = strides[0];
+    for (let i = 0; i < n; i++) {
+      const a = firstColumn[i] - firstSpan.min;
+      const b = secondColumn[i] - secondSpan.min;
+      const x = a >= 0 && a < firstPlace.length ? firstPlace[a] : -1;
+      const y = b >= 0 && b < secondPlace.length ? secondPlace[b] : -1;
+      codes[i] = x >= 0 && y >= 0 ? table[x * stride + y] : left;
+    }
+    return codes;
+  }
+  const columnCodes = groups.columns.map((column, c) => publicCodes(column, dictionaries[c], `${name}[${c}]`));
+  if (table !== undefined) {
     if (d === 2) {
       // The common breakdown (education x sex), without the inner loop.
       const [first, second] = columnCodes;

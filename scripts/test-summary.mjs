@@ -5,7 +5,13 @@ import { join } from 'node:path';
 const dir = process.argv[2];
 let passed = 0;
 let failed = 0;
-for (const name of ['gtest-native.json', 'gtest-wasm.json', 'gtest-sanitize.json']) {
+// The sanitizer run is sharded in two.
+for (const name of [
+  'gtest-native.json',
+  'gtest-wasm.json',
+  'gtest-sanitize-0.json',
+  'gtest-sanitize-1.json',
+]) {
   const path = join(dir, name);
   if (!existsSync(path)) {
     console.log(`missing report: ${name}`);

@@ -2,9 +2,8 @@
 // each sketch worker a byte range that starts and ends at record boundaries,
 // and merges the sketches they send back (stream.merge). Only a sketch leaves
 // this worker, and only to the demo's worker: never the page.
-import { parse as parseSync } from 'csv-parse/browser/esm/sync';
-
 import { loadDpQuantiles } from '../../dist/browser.js';
+import { parseChunk } from './csv-chunk.js';
 
 export interface SketchPart {
   file: File;
@@ -12,6 +11,7 @@ export interface SketchPart {
   start: number;
   end: number;
   column: number;
+  delimiter: string;
   lower: number;
   upper: number;
   alpha: number;
@@ -37,7 +37,7 @@ self.onmessage = async (event: MessageEvent<SketchPart>) => {
       const batch = new Float64Array(1 << 16);
       let filled = 0;
       const take = (text: string) => {
-        const rows: string[][] = parseSync(text, { relax_column_count: true, skip_empty_lines: true });
+        const rows = parseChunk(text, part.delimiter);
         for (const row of rows) {
           const cell = (row[part.column] ?? '').trim();
           if (!NUMBER.test(cell)) continue; // not a number: left out, as listed

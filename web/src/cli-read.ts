@@ -34,9 +34,6 @@ export function delimiterOf(text: string, given: string | undefined): string {
   return ',';
 }
 
-// Numbers of one column, read as a stream: only the column's values are
-// kept (8 bytes each), never the file's text or its rows, with a progress
-// line on a terminal.
 // One CSV record (a header, or a line with quotes and the lines its
 // quotes span), every cell, trimmed: csv-parse's reading of it.
 export function quotedRecord(text: string, delimiter: string, line: number): string[] {
@@ -62,6 +59,9 @@ export function extraColumnIndex(record: string[], name: string, header: boolean
   return Number(name);
 }
 
+// Numbers of one column, read as a stream: only the column's values are
+// kept (8 bytes each), never the file's text or its rows, with a progress
+// line on a terminal.
 export async function readColumn(
   input: NodeJS.ReadableStream,
   column: string,

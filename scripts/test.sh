@@ -19,7 +19,7 @@ step() {
 }
 
 step build bash scripts/build.sh all
-step format clang-format --dry-run --Werror core/*.h core/*.cc wasm/*.cc \
+step format clang-format --dry-run --Werror core/*.h core/*.cc wasm/*.h wasm/*.cc \
   tests/cpp/*.h tests/cpp/*.cc tests/fuzz/*.h tests/fuzz/*.cc bench/*.cc
 # The core under AddressSanitizer and UndefinedBehaviorSanitizer (any report
 # aborts), then each libFuzzer target for 30 s from the committed corpus (a
@@ -40,7 +40,7 @@ lint() {
 # The bindings against Emscripten's sysroot (em++'s implicit includes).
 lint_wasm() {
   local sysroot=/usr/share/emscripten/cache/sysroot/include
-  clang-tidy --quiet -p build/wasm wasm/bindings.cc \
+  clang-tidy --quiet -p build/wasm wasm/*.cc \
     --extra-arg=--target=wasm32-unknown-emscripten \
     --extra-arg=-isystem"$sysroot/compat" \
     --extra-arg=-isystem"$sysroot/c++/v1" --extra-arg=-isystem"$sysroot" \

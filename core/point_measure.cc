@@ -1,0 +1,194 @@
+#include "core/point_measure.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/bits.h"
+
+namespace dpq {
+namespace {
+
+// floor(a / b), b >= 1: below 2^52 by a double division (a 64-bit
+// division takes several times as long), else by the division. Exact: a
+// and b are exact doubles, and if a = k b - r with 1 <= r < b, a / b lies
+// r / b >= 1 / b below k while the division's rounding error is at most
+// k 2^-53 = (a + r) 2^-53 / b < r / b (a < 2^52), so the rounded quotient
+// stays below k; rounding is monotone and k - 1 is a double, so it stays
+// at or above k - 1.
+uint64_t Quotient(uint64_t a, uint64_t b) {
+  if (a >= (uint64_t{1} << 52)) return a / b;
+  return static_cast<uint64_t>(static_cast<double>(a) / static_cast<double>(b));
+}
+
+}  // namespace
+
+PointMeasure PointMeasure::Shells(int64_t first, int64_t last,
+                                  uint32_t first_weight, uint32_t last_weight,
+                                  int first_reach, int last_reach,
+                                  int first_drop, int last_drop) {
+  PointMeasure m;
+  m.first_ = first;
+  m.last_ = last;
+  // (points == 0 only when last < first; the analyzer cannot tell.)
+  const uint64_t points = static_cast<uint64_t>(last - first) + 1;
+  if (last < first || points == 0 || (first_weight == 0 && last_weight == 0)) {
+    return m;
+  }
+  m.first_weight_ = first_weight;
+  m.last_weight_ = last_weight;
+  m.whole_ = BitWidth(points) - 1;
+  m.top_ = std::min(m.whole_, kMostShellBits);
+  m.shift_ = m.whole_ - m.top_;
+  // Shells 0..shift_ are one piece (PointAt): a reach starts past them.
+  m.first_reach_ = first_reach < 0 ? -1 : std::max(first_reach, m.shift_);
+  m.last_reach_ = last_reach < 0 ? -1 : std::max(last_reach, m.shift_);
+  if (m.first_reach_ >= 0) m.first_drop_ = first_drop;
+  if (m.last_reach_ >= 0) m.last_drop_ = last_drop;
+  m.last_total_ =
+      m.SideMass(static_cast<int64_t>(points), m.last_reach_, m.last_drop_);
+  if (m.first_reach_ >= 0 || m.last_reach_ >= 0) {
+    // The decaying shells are the point: no flat part spread over the
+    // stretch they leave (1, so every weight stays positive).
+    m.flat_ = 1;
+    return m;
+  }
+  // A fifth flat: U M = (c_first + c_last) E / 4. No overflow: E <= 54
+  // 2^52 < 2^57.76 (at most K + 2 <= 54 shells of mass 2^K), the end
+  // weights are at most 16 each, so the product is below 2^62.76 and the
+  // total mass, 5/4 of it, below 2^63.1; M is at least 1 and at most
+  // 2^52 + 1.
+  const uint64_t ends = m.first_weight_ + m.last_weight_;
+  const uint64_t shells = ends * m.last_total_;
+  m.flat_ = std::max<uint64_t>(1, shells / (kShellsToFlat * points));
+  return m;
+}
+
+uint64_t PointMeasure::ReachedSideMass(int64_t cells, int reach,
+                                       int drop) const {
+  // Shell k holds the distances [2^k - 1, 2^(k+1) - 2], each of weight
+  // ShellWeight; past the reach the weights fall to 0 and so does the rest.
+  const auto x = static_cast<uint64_t>(cells);
+  uint64_t total = 0;
+  for (int k = 0; k <= whole_ + 1; ++k) {
+    const uint64_t start = (uint64_t{1} << k) - 1;
+    if (start >= x) break;
+    const uint64_t weight =
+        ShellWeight(static_cast<int64_t>(start), reach, drop);
+    if (weight == 0) break;
+    const uint64_t end = std::min(x, (uint64_t{2} << k) - 1);
+    total += (end - start) * weight;
+  }
+  return total;
+}
+
+BinnedWeights::BinnedWeights(int64_t points, const uint64_t* weights, int bins)
+    : points_(points), bins_(std::min(std::max(bins, 1), kMostBins)) {
+  before_[0] = 0;
+  for (int b = 0; b < bins_; ++b) {
+    const auto i = static_cast<size_t>(b);
+    weights_[i] = weights[i];
+    before_[i + 1] =
+        before_[i] + static_cast<uint64_t>(Edge(b + 1) - Edge(b)) * weights_[i];
+  }
+}
+
+PointMeasure PointMeasure::Binned(int64_t first, int64_t last,
+                                  const BinnedWeights* bins) {
+  PointMeasure m;
+  m.first_ = first;
+  m.last_ = last;
+  if (last >= first) m.bins_ = bins;
+  return m;
+}
+
+int64_t PointMeasure::PieceEnd(int64_t p) const {
+  if (bins_ != nullptr) return bins_->Edge(bins_->BinOf(p) + 1) - 1;
+  // The last point of p's shell from the first end (shells 0..shift_ are
+  // one piece), and of its shell from the last end.
+  const int k_first =
+      std::max(BitWidth(static_cast<uint64_t>(p - first_) + 1) - 1, shift_);
+  const int64_t first_end = first_ + (int64_t{2} << k_first) - 2;
+  const int k_last =
+      std::max(BitWidth(static_cast<uint64_t>(last_ - p) + 1) - 1, 0);
+  const int64_t last_end =
+      k_last <= shift_ ? last_ : last_ - (int64_t{1} << k_last) + 1;
+  return std::min(first_end, last_end);
+}
+
+PointMeasure PointMeasure::WithFactor(const BinnedWeights* factor,
+                                      FactorTable* table) const {
+  PointMeasure m = *this;
+  if (factor == nullptr || bins_ != nullptr || uniform() ||
+      factor_ != nullptr || whole_ > kMostFactorShellBits || last_ < first_) {
+    return m;
+  }
+  // One factor over the whole stretch scales every weight alike: the same
+  // draws, so the plain shells (a node inside the found span).
+  const int first_bin = factor->BinOf(first_);
+  const int last_bin = factor->BinOf(last_);
+  bool constant = true;
+  for (int b = first_bin + 1; b <= last_bin && constant; ++b) {
+    constant = factor->WeightOf(factor->Edge(b)) == factor->WeightOf(first_);
+  }
+  if (constant) return m;
+  m.factor_ = factor;
+  m.factor_before_ = table->data();
+  m.factor_first_bin_ = first_bin;
+  m.factor_bins_ = last_bin - first_bin + 1;
+  // Mass before each bin: a bin's shells' mass times its weight. The
+  // shells' weights stay below 2^28 here (top_ = K <= 22, end weights 16,
+  // a flat part of at most a few hundred), so each product is below 2^32
+  // and the total below 2^23 2^32.
+  uint64_t total = 0;
+  for (int b = 0; b < m.factor_bins_; ++b) {
+    const int bin = m.factor_first_bin_ + b;
+    const int64_t start = std::max(first_, factor->Edge(bin));
+    const int64_t end = std::min(last_ + 1, factor->Edge(bin + 1));
+    (*table)[static_cast<size_t>(b)] = total;
+    total +=
+        (ShellsPrefix(end) - ShellsPrefix(start)) * factor->WeightOf(start);
+  }
+  (*table)[static_cast<size_t>(m.factor_bins_)] = total;
+  return m;
+}
+
+int64_t PointMeasure::PointAt(int64_t from, int64_t to, uint64_t offset) const {
+  if (factor_ == nullptr) return BasePointAt(from, to, offset);
+  // Bin by bin: within one the factor is one power of two, so the offset
+  // in shells' mass is the quotient (the point p with f S(p - 1) <= offset
+  // < f S(p) has S(p - 1) <= floor(offset / f) < S(p), S integer).
+  int64_t p = from;
+  while (p < to) {
+    const int64_t end = std::min(to, factor_->Edge(factor_->BinOf(p) + 1) - 1);
+    const uint64_t f = FactorOf(p);
+    const uint64_t shells = ShellsPrefix(end + 1) - ShellsPrefix(p);
+    if (offset < shells * f) return BasePointAt(p, end, offset / f);
+    offset -= shells * f;
+    p = end + 1;
+  }
+  return to;
+}
+
+int64_t PointMeasure::BasePointAt(int64_t from, int64_t to,
+                                  uint64_t offset) const {
+  if (uniform()) return from + static_cast<int64_t>(offset);
+  // Piece by piece: the weight is constant within a bin, or between shell
+  // boundaries, so each piece is found, and skipped or entered, in O(1); a
+  // gap crosses few of them.
+  int64_t p = from;
+  while (p < to) {
+    const int64_t end = std::min(to, PieceEnd(p));
+    const uint64_t weight =
+        bins_ != nullptr ? bins_->WeightOf(p) : ShellsWeight(p);
+    // The piece's mass is below 2^64 (every mass is); comparing with it
+    // divides only in the piece that holds the offset.
+    const uint64_t mass = (static_cast<uint64_t>(end - p) + 1) * weight;
+    if (offset < mass)
+      return p + static_cast<int64_t>(Quotient(offset, weight));
+    offset -= mass;
+    p = end + 1;
+  }
+  return to;
+}
+
+}  // namespace dpq

@@ -267,87 +267,8 @@ for (const inverse of [1000, 10000]) {
   }
 }
 
-// Groups (issue 41): 10^6 rows in 1,000 groups by integer code and by
-// string key, and in 10,000 groups of 100, nine deciles, public keys;
-// each against a Float64Array sort of the same 10^6 values, in this
-// process. Each case alternates with the sort (sort, release, release,
-// sort, ...) and its ratio is the median of the pairs' ratios: on this
-// machine one release read 0.39-0.60 of a sort in 30 calls of one process,
-// so a sort timed once, before the releases, set the ratio by the
-// machine's state at that moment.
-{
-  const n = 1_000_000;
-  const values = new Float64Array(n);
-  for (let i = 0; i < n; i++) values[i] = data[i % data.length];
-  const deciles = Array.from({ length: 9 }, (_, i) => (i + 1) / 10);
-  const sort = () => Float64Array.from(values).sort();
-  const clock = (run) => {
-    const start = performance.now();
-    run();
-    return performance.now() - start;
-  };
-  // [release ms, sort ms, ratio]: medians over 8 pairs after untimed calls.
-  const againstSort = (run) => {
-    for (let i = 0; i < 3; i++) run();
-    const runs = [];
-    const sorts = [];
-    for (let i = 0; i < 8; i++) {
-      if (i % 2 === 0) {
-        sorts.push(clock(sort));
-        runs.push(clock(run));
-      } else {
-        runs.push(clock(run));
-        sorts.push(clock(sort));
-      }
-    }
-    return [median(runs), median(sorts), median(runs.map((r, i) => r / sorts[i]))];
-  };
-  const rows = [];
-  for (const [label, groups, goal] of [
-    ['1,000 groups, integer codes (Int32Array)', 1000, 0.3],
-    ['1,000 groups, string keys', 1000, 0.6],
-    ['10,000 groups of 100, integer codes', 10000, 0.5],
-  ]) {
-    const strings = label.includes('string');
-    const codes = new Int32Array(n);
-    for (let i = 0; i < n; i++) codes[i] = (i * 7919) % groups;
-    const keyed = strings ? Array.from(codes, (c) => `key-${c}`) : codes;
-    const keys = strings ? Array.from({ length: groups }, (_, g) => `key-${g}`) : Array.from({ length: groups }, (_, g) => g);
-    const options = { lower: 0, upper: 100, quantiles: deciles, epsilon: 1, keys };
-    rows.push([label, ...againstSort(() => dpq.releaseByGroup(values, keyed, options)), goal]);
-  }
-  console.log('\nGroups: 10^6 rows, nine deciles, public keys (ms; ratio to a Float64Array sort of the 10^6 values, pair by pair):\n');
-  console.log('| rows in | release | sort | ratio | goal | met |');
-  console.log('|---|---:|---:|---:|---|---|');
-  for (const [label, ms, sortMs, ratio, goal] of rows) {
-    console.log(`| ${label} | ${f(ms)} | ${f(sortMs)} | ${ratio.toFixed(2)} | <= ${goal} | ${ratio <= goal ? 'yes' : 'no'} |`);
-  }
-  // Where the time goes (no targets): the same rows with one quantile a
-  // group, and without AQ's first look (method 'aq', look 0). One quantile
-  // a group prices everything but eight draws a group; without the look as
-  // well, what is left is the grouping, each group's sort, the step look
-  // and one exactly sampled draw (docs/benchmarks.md reads them).
-  const breakdown = [];
-  for (const groups of [1000, 10000]) {
-    const codes = new Int32Array(n);
-    for (let i = 0; i < n; i++) codes[i] = (i * 7919) % groups;
-    const keys = Array.from({ length: groups }, (_, g) => g);
-    const base = { lower: 0, upper: 100, epsilon: 1, keys };
-    const cells = [];
-    for (const quantiles of [deciles, [0.5]]) {
-      for (const extra of [{}, { method: 'aq', look: 0 }]) {
-        cells.push(againstSort(() => dpq.releaseByGroup(values, codes, { ...base, quantiles, ...extra }))[2]);
-      }
-    }
-    breakdown.push([groups, cells]);
-  }
-  console.log('\nGroups, where the time goes: ratio to the sort, integer codes (no targets):\n');
-  console.log('| groups | nine deciles | nine deciles, no first look | the median | the median, no first look |');
-  console.log('|---:|---:|---:|---:|---:|');
-  for (const [groups, cells] of breakdown) {
-    console.log(`| ${groups.toLocaleString('en-US')} | ${cells.map((c) => c.toFixed(2)).join(' | ')} |`);
-  }
-}
+// Groups: bench/groups-bench.mjs (with DuckDB's and a plain per-group sort's
+// times beside ours).
 
 // Confidence intervals: what they add to a release of n = 1,000 values.
 // The tree's offsets (a Chernoff bound per coefficient triple of the grid)

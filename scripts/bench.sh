@@ -9,6 +9,7 @@ build/native/dpq_bench --benchmark_format=json --benchmark_out=build/bench/nativ
   --benchmark_out_format=json --benchmark_format=console
 node --no-experimental-fetch build/wasm/dpq_wasm_sort_bench.cjs >build/bench/wasm-sort.json
 node bench/wasm-bench.mjs build/bench/native.json build/bench/wasm-sort.json
+node bench/groups-bench.mjs
 node bench/cli-bench.mjs
 # The demo's large-file streaming in Chromium (the built site).
 npx vitest run --config bench/vitest.config.ts

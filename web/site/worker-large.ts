@@ -52,6 +52,44 @@ async function forEachRecords(file: File, label: string, take: (text: string) =>
   if (carry.trim() !== '') take(carry);
 }
 
+// A large CSV's cells in the columns `names`, a record at a time after the
+// header (trimmed; one array, reused), to `take`.
+async function forEachCsvCells(file: File, label: string, names: string[], take: (cells: string[]) => void): Promise<void> {
+  let columns: number[] | undefined;
+  const cells = names.map(() => '');
+  await forEachRecords(file, label, (text) => {
+    for (const row of parseChunk(text, loaded.delimiter)) {
+      if (columns === undefined) {
+        columns = names.map((name) => {
+          const at = row.indexOf(name);
+          if (at < 0) throw new Error(`no column named ${name}`);
+          return at;
+        });
+        continue;
+      }
+      for (let c = 0; c < columns.length; c++) cells[c] = (row[columns[c]] ?? '').trim();
+      take(cells);
+    }
+  });
+}
+
+// A Parquet file a row group at a time: `read` decodes rows [start, end),
+// and the progress bar moves after each.
+async function forEachRowGroup(
+  metadata: FileMetaData,
+  label: string,
+  read: (rowStart: number, rowEnd: number) => Promise<void>,
+): Promise<void> {
+  const total = Number(metadata.num_rows);
+  let rowStart = 0;
+  for (const group of metadata.row_groups) {
+    const rowEnd = rowStart + Number(group.num_rows);
+    await read(rowStart, rowEnd);
+    rowStart = rowEnd;
+    post({ type: 'progress', done: rowStart, total, label });
+  }
+}
+
 /** Most sketch workers a large file is split among. */
 export const MAX_SKETCH_WORKERS = 4;
 
@@ -142,25 +180,14 @@ export async function streamRelease(dpq: DpQuantiles, file: File, settings: Rele
   try {
     const batch = new Float64Array(1 << 16);
     let filled = 0;
-    let column = -1;
-    const take = (text: string) => {
-      const rows = parseChunk(text, loaded.delimiter);
-      for (const row of rows) {
-        if (column < 0) {
-          column = row.indexOf(settings.column);
-          if (column < 0) throw new Error(`no column named ${settings.column}`);
-          continue;
-        }
-        const cell = (row[column] ?? '').trim();
-        if (!NUMBER.test(cell)) continue; // not a number: left out, as listed
-        batch[filled++] = Number(cell);
-        if (filled === batch.length) {
-          stream.push(batch);
-          filled = 0;
-        }
+    await forEachCsvCells(file, 'reading', [settings.column], ([cell]) => {
+      if (!NUMBER.test(cell)) return; // not a number: left out, as listed
+      batch[filled++] = Number(cell);
+      if (filled === batch.length) {
+        stream.push(batch);
+        filled = 0;
       }
-    };
-    await forEachRecords(file, 'reading', take);
+    });
     stream.push(batch.subarray(0, filled));
     post({ type: 'progress', done: file.size, total: file.size, label: 'reading' });
     await releaseSketch(stream, settings, start, 1);
@@ -213,12 +240,9 @@ export async function countedRelease(file: File, metadata: FileMetaData, setting
   const { lower, upper } = settings;
   const width = (upper - lower) / buckets;
   const counts = new Float64Array(buckets);
-  const total = Number(metadata.num_rows);
   let values = 0;
-  let rowStart = 0;
-  for (const group of metadata.row_groups) {
-    const rowEnd = rowStart + Number(group.num_rows);
-    await parquetRead({
+  await forEachRowGroup(metadata, 'counting', (rowStart, rowEnd) =>
+    parquetRead({
       file: fileBuffer(file),
       metadata,
       columns: [settings.column],
@@ -235,10 +259,8 @@ export async function countedRelease(file: File, metadata: FileMetaData, setting
           values++;
         }
       },
-    });
-    rowStart = rowEnd;
-    post({ type: 'progress', done: rowStart, total, label: 'counting' });
-  }
+    }),
+  );
   const options = optionsOf({ ...settings, step: undefined });
   const result = (await currentSession()).releaseFromCounts(counts, options as never);
   // The data owner's view from the counts: true quantiles to the bucket, rank
@@ -306,34 +328,15 @@ class KeyedCounts {
 // A large CSV by group, in one pass of File.stream(): each record's number
 // and key counted (KeyedCounts).
 async function countCsvByKey(file: File, settings: ReleaseSettings, keyed: KeyedCounts): Promise<void> {
-  let column = -1;
-  let group = -1;
-  const take = (text: string) => {
-    const rows = parseChunk(text, loaded.delimiter);
-    for (const row of rows) {
-      if (column < 0) {
-        column = row.indexOf(settings.column);
-        group = row.indexOf(keyed.groupBy);
-        if (column < 0) throw new Error(`no column named ${settings.column}`);
-        if (group < 0) throw new Error(`no column named ${keyed.groupBy}`);
-        continue;
-      }
-      const cell = (row[column] ?? '').trim();
-      const key = (row[group] ?? '').trim();
-      if (key === '' || !NUMBER.test(cell)) continue; // left out, as listed
-      keyed.add(key, Number(cell));
-    }
-  };
-  await forEachRecords(file, 'counting by group', take);
+  await forEachCsvCells(file, 'counting by group', [settings.column, keyed.groupBy], ([cell, key]) => {
+    if (key !== '' && NUMBER.test(cell)) keyed.add(key, Number(cell)); // else left out, as listed
+  });
 }
 
 // A Parquet file by group: one row group's two columns at a time.
 async function countParquetByKey(file: File, metadata: FileMetaData, settings: ReleaseSettings, keyed: KeyedCounts): Promise<void> {
-  const total = Number(metadata.num_rows);
-  let rowStart = 0;
-  for (const rowGroup of metadata.row_groups) {
-    const rowEnd = rowStart + Number(rowGroup.num_rows);
-    await parquetRead({
+  await forEachRowGroup(metadata, 'counting by group', (rowStart, rowEnd) =>
+    parquetRead({
       file: fileBuffer(file),
       metadata,
       columns: [settings.column, keyed.groupBy],
@@ -347,10 +350,8 @@ async function countParquetByKey(file: File, metadata: FileMetaData, settings: R
           keyed.add(String(key), x);
         }
       },
-    });
-    rowStart = rowEnd;
-    post({ type: 'progress', done: rowStart, total, label: 'counting by group' });
-  }
+    }),
+  );
 }
 
 // A large CSV or a Parquet file by group: counts per (key, bucket), then

@@ -705,6 +705,21 @@ it('streams a 50 MB CSV with a progress bar in bounded memory, on every core', a
   }
 }, 240_000);
 
+it('streams a large semicolon-separated CSV by its own delimiter, on every core', async () => {
+  const csv = join(mkdtempSync(join(tmpdir(), 'dpq-semicolon-')), 'large.csv');
+  await writeLargeCsv(csv, 17 * 1024 * 1024, ';');
+  const rows = readFileSync(csv, 'utf8').trimEnd().split('\n').length - 1;
+  await page.setInputFiles('#file', csv);
+  await page.waitForFunction(() => (document.getElementById('column-info') as HTMLElement).textContent!.includes('streamed'));
+  await page.selectOption('#column', 'value');
+  await page.fill('#lower', '0');
+  await page.fill('#upper', '1000');
+  await page.click('#run');
+  await page.waitForFunction(() => !(document.getElementById('run') as HTMLButtonElement).disabled);
+  expect(await page.textContent('#data-error')).toBe('');
+  expect(await page.textContent('#summary-owner')).toContain(`streamed ${rows.toLocaleString('en')} values`);
+}, 60_000);
+
 it('groups a streamed CSV by a column of few values, from counts per group', async () => {
   // 20 MB (streamed, past the 16 MB held in memory): shop a, b or c, and an
   // amount around 100 (a), 200 (b) or 300 (c).

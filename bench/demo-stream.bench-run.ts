@@ -13,7 +13,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, it } from 'vitest';
 
 import { launchChromium, serveStatic } from '../tests/e2e/chromium.js';
-import { writeLargeCsv } from '../tests/e2e/large-csv.js';
+import { releaseStreamed, writeLargeCsv } from '../tests/e2e/large-csv.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const PAIRS = Number(process.env.DEMO_BENCH_PAIRS ?? 3);
@@ -43,13 +43,7 @@ async function openPage(query: string): Promise<Page> {
 
 // A release of the file's value column on `page`: the time the page reports.
 async function streamed(page: Page, csv: string): Promise<number> {
-  await page.setInputFiles('#file', csv);
-  await page.waitForFunction(() => (document.getElementById('column-info') as HTMLElement).textContent!.includes('streamed'));
-  await page.selectOption('#column', 'value');
-  await page.fill('#lower', '0');
-  await page.fill('#upper', '1000');
-  await page.click('#run');
-  await page.waitForFunction(() => !(document.getElementById('run') as HTMLButtonElement).disabled, undefined, { timeout: 600_000 });
+  await releaseStreamed(page, csv);
   const error = await page.textContent('#data-error');
   if (error !== '') throw new Error(`the release failed: ${error}`);
   return Number((await page.textContent('#summary'))!.match(/in ([\d.]+) ms/)![1]);

@@ -13,7 +13,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
 import { launchChromium, serveStatic } from './chromium.js';
-import { writeLargeCsv } from './large-csv.js';
+import { releaseStreamed, writeLargeCsv } from './large-csv.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const shots = join(root, 'test-results/e2e');
@@ -626,16 +626,7 @@ it('streams a 50 MB CSV with a progress bar in bounded memory, on every core', a
   await writeLargeCsv(csv, 50 * 1024 * 1024);
   // Opens the file on `target`, releases, and returns what the page said.
   const stream = async (target: Page, watch: (() => Promise<void>) | undefined) => {
-    await target.setInputFiles('#file', csv);
-    await target.waitForFunction(() => (document.getElementById('column-info') as HTMLElement).textContent!.includes('streamed'));
-    await target.selectOption('#column', 'value');
-    await target.fill('#lower', '0');
-    await target.fill('#upper', '1000');
-    await target.click('#run');
-    while (await target.locator('#run').isDisabled()) {
-      await watch?.();
-      await target.waitForTimeout(100);
-    }
+    await releaseStreamed(target, csv, watch);
     expect(await target.textContent('#data-error')).toBe('');
     const owner = (await target.textContent('#summary-owner'))!;
     expect(owner).toMatch(/Owner only, not private: streamed [\d,]+ values through a \d+ KiB sketch/);
@@ -709,13 +700,7 @@ it('streams a large semicolon-separated CSV by its own delimiter, on every core'
   const csv = join(mkdtempSync(join(tmpdir(), 'dpq-semicolon-')), 'large.csv');
   await writeLargeCsv(csv, 17 * 1024 * 1024, ';');
   const rows = readFileSync(csv, 'utf8').trimEnd().split('\n').length - 1;
-  await page.setInputFiles('#file', csv);
-  await page.waitForFunction(() => (document.getElementById('column-info') as HTMLElement).textContent!.includes('streamed'));
-  await page.selectOption('#column', 'value');
-  await page.fill('#lower', '0');
-  await page.fill('#upper', '1000');
-  await page.click('#run');
-  await page.waitForFunction(() => !(document.getElementById('run') as HTMLButtonElement).disabled);
+  await releaseStreamed(page, csv);
   expect(await page.textContent('#data-error')).toBe('');
   expect(await page.textContent('#summary-owner')).toContain(`streamed ${rows.toLocaleString('en')} values`);
 }, 60_000);

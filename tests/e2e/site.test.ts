@@ -737,6 +737,11 @@ it('groups a streamed CSV by a column of few values, from counts per group', asy
   );
   // Each shop's amounts lie in [100 s, 100 s + 10): medians near 105, 205, 305.
   medians.forEach((median, shop) => expect(Math.abs(median - (100 * (shop + 1) + 5))).toBeLessThan(0.5));
+  // The owner's true medians, from the counts (to the bucket of 0.01).
+  const truths = await page.locator('#group-results tbody tr').evaluateAll((rows) =>
+    rows.filter((_, i) => i % 3 === 1).map((row) => Number(row.lastElementChild!.textContent)),
+  );
+  truths.forEach((truth, shop) => expect(Math.abs(truth - (100 * (shop + 1) + 5))).toBeLessThan(0.05));
   expect(await page.textContent('#summary')).toMatch(/3 groups of shop .* chosen by a noisy count/);
   await expectReadableGroupChart(page, /amount/);
   await page.screenshot({ path: join(shots, 'stream-groups.png'), fullPage: true });

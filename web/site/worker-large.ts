@@ -231,6 +231,28 @@ function bucketsFor(settings: ReleaseSettings): number {
   return whole(b) && Math.round(b) <= MAX_DEFAULT_BUCKETS ? Math.max(1, Math.round(b)) : MAX_DEFAULT_BUCKETS;
 }
 
+// below[i]: the records in buckets before i (below[buckets]: all of them).
+function countsBelow(counts: Float64Array): Float64Array {
+  const below = new Float64Array(counts.length + 1);
+  for (let i = 0; i < counts.length; i++) below[i + 1] = below[i] + counts[i];
+  return below;
+}
+
+// The bucket holding the record of rank floor(q n) (the owner's true
+// quantile, to the bucket), by a binary search of the cumulative counts.
+function bucketOfQuantile(below: Float64Array, q: number): number {
+  const n = below[below.length - 1];
+  const rank = Math.min(Math.floor(q * n), n - 1);
+  let low = 0;
+  let high = below.length - 2; // the last bucket
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (below[mid + 1] > rank) high = mid;
+    else low = mid + 1;
+  }
+  return low;
+}
+
 // A Parquet file: one row group's column at a time is decoded and counted
 // into buckets over [lower, upper] (clamped, as a database's GROUP BY would);
 // only the counts reach the library. Memory: the counts and one row group.
@@ -265,16 +287,10 @@ export async function countedRelease(file: File, metadata: FileMetaData, setting
   const result = (await currentSession()).releaseFromCounts(counts, options as never);
   // The data owner's view from the counts: true quantiles to the bucket, rank
   // errors counting a bucket's records as tied with a value in it, the CDF.
-  const below = new Float64Array(buckets + 1);
-  for (let i = 0; i < buckets; i++) below[i + 1] = below[i] + counts[i];
+  const below = countsBelow(counts);
   const n = below[buckets];
   const bucketOf = (v: number) => Math.min(Math.max(Math.floor((v - lower) / width + 1e-9), 0), buckets - 1);
-  const truthOf = (q: number) => {
-    const rank = Math.min(Math.floor(q * n), n - 1);
-    let i = 0;
-    while (below[i + 1] <= rank) i++;
-    return lower + i * width;
-  };
+  const truthOf = (q: number) => lower + bucketOfQuantile(below, q) * width;
   const xs: number[] = [];
   const ys: number[] = [];
   const every = Math.max(1, Math.floor(buckets / 400));
@@ -380,21 +396,19 @@ export async function groupedCountedRelease(settings: ReleaseSettings, groupBy: 
   const method = settings.method === 'hist-gk' || settings.method === 'exp-gk' ? 'auto' : settings.method;
   const options = { ...optionsOf({ ...settings, step: undefined }, settings.quantiles, method), buckets, delta: DEMO_SELECTION_DELTA };
   const made = (await currentSession()).releaseByGroupFromCounts({ keys, buckets: bucketColumn, counts: countColumn }, options as never);
-  const truthOf = (counts: Float64Array | undefined, q: number) => {
+  // Each key's cumulative counts, made once for its quantiles.
+  const belowByKey = new Map<string, Float64Array>();
+  const truthOf = (key: string, q: number) => {
+    const counts = keyed.byKey.get(key);
     if (counts === undefined) return Number.NaN;
-    const n = counts.reduce((a, b) => a + b, 0);
-    const rank = Math.min(Math.floor(q * n), n - 1);
-    let below = 0;
-    for (let b = 0; b < buckets; b++) {
-      below += counts[b];
-      if (below > rank) return settings.lower + b * width;
-    }
-    return Number.NaN;
+    const below = belowByKey.get(key) ?? countsBelow(counts);
+    belowByKey.set(key, below);
+    return below[buckets] === 0 ? Number.NaN : settings.lower + bucketOfQuantile(below, q) * width;
   };
   post({
     type: 'result',
     result: {
-      ...groupedResult(made, settings, performance.now() - start, (key, q) => truthOf(keyed.byKey.get(key), q)),
+      ...groupedResult(made, settings, performance.now() - start, truthOf),
       counted: { values: keyed.values, buckets, width },
     },
   });

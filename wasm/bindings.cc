@@ -136,8 +136,7 @@ class WasmStream {
     request.epsilon = OptionalNumber(spec, "epsilon");
     request.rho = OptionalNumber(spec, "rho");
     request.seed = OptionalSeed(spec);
-    const double* quantiles = HeapPointer<const double>(quantiles_address);
-    request.quantiles.assign(quantiles, quantiles + quantile_count);
+    request.quantiles = HeapQuantiles(quantiles_address, quantile_count);
     ReadOptions(spec["options"], &request.options, nullptr);
     return ToResult(stream_->Release(request, HeapPointer<double>(out_address),
                                      SessionOf(spec)));

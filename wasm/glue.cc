@@ -48,10 +48,7 @@ const char* PrivacyKindName(const dpq::ReleaseReport& r) {
 }
 
 WasmReleaseResult ToResult(const dpq::StatusOr<dpq::ReleaseReport>& report) {
-  WasmReleaseResult result;
-  result.code = static_cast<int>(report.status().code());
-  result.codeName = dpq::StatusCodeName(report.status().code());
-  result.message = report.status().message();
+  WasmReleaseResult result = StatusResult(report.status());
   if (!report.ok()) return result;
   const dpq::ReleaseReport& r = report.value();
   result.method = r.method;

@@ -34,6 +34,12 @@ T* HeapPointer(uintptr_t address) {
   return reinterpret_cast<T*>(address);  // NOLINT(performance-no-int-to-ptr)
 }
 
+// `count` quantiles at a heap address (from _malloc), as a request lists them.
+inline std::vector<double> HeapQuantiles(uintptr_t address, uint32_t count) {
+  const double* quantiles = HeapPointer<const double>(address);
+  return std::vector<double>(quantiles, quantiles + count);
+}
+
 // The outcome of one release, as a plain JavaScript object.
 struct WasmReleaseResult {
   int code = 0;

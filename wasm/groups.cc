@@ -95,8 +95,7 @@ int ReleaseByGroup(uintptr_t values_address, uintptr_t codes_address,
   }
   dpq::GroupRequest request = ReadGroups(extra, std::move(release));
   double* out = HeapPointer<double>(out_address);
-  const double* quantiles = HeapPointer<const double>(quantiles_address);
-  request.release.quantiles.assign(quantiles, quantiles + quantile_count);
+  request.release.quantiles = HeapQuantiles(quantiles_address, quantile_count);
   // Small arrays a key besides the runs (offsets, runs, the looks' spans).
   need += dpq::ReleaseWorkingBytes(request.release) + 80.0 * request.keys;
   const dpq::Status room = RequireHeap(need, "this grouped release");
@@ -120,8 +119,7 @@ int ReleaseByGroupFromCounts(uintptr_t keys_address, uintptr_t buckets_address,
       ReadRequest(block, extra, quantile_count, rows, &need);
   dpq::GroupRequest request = ReadGroups(extra, std::move(release));
   double* out = HeapPointer<double>(out_address);
-  const double* quantiles = HeapPointer<const double>(quantiles_address);
-  request.release.quantiles.assign(quantiles, quantiles + quantile_count);
+  request.release.quantiles = HeapQuantiles(quantiles_address, quantile_count);
   // The rows' order and runs (8 + 16 bytes a row), and the keys' arrays.
   need += 24.0 * rows + dpq::ReleaseWorkingBytes(request.release) +
           80.0 * request.keys;

@@ -213,8 +213,7 @@ int Release(uintptr_t data_address, uint32_t count, uintptr_t quantiles_address,
     need += 9.0 * count;
   }
   double* out = HeapPointer<double>(out_address);
-  const double* quantiles = HeapPointer<const double>(quantiles_address);
-  request.quantiles.assign(quantiles, quantiles + quantile_count);
+  request.quantiles = HeapQuantiles(quantiles_address, quantile_count);
   need += dpq::ReleaseWorkingBytes(request);
   const dpq::Status room = RequireHeap(need, "this release");
   if (!room.ok()) return Report(room, quantile_count, out, block);
@@ -237,8 +236,7 @@ int ReleaseFromCounts(uintptr_t counts_address, uint32_t bucket_count,
   dpq::ReleaseRequest request =
       ReadRequest(block, extra, quantile_count, bucket_count, &need);
   double* out = HeapPointer<double>(out_address);
-  const double* quantiles = HeapPointer<const double>(quantiles_address);
-  request.quantiles.assign(quantiles, quantiles + quantile_count);
+  request.quantiles = HeapQuantiles(quantiles_address, quantile_count);
   need += dpq::ReleaseWorkingBytes(request);
   const dpq::Status room = RequireHeap(need, "this release from counts");
   if (!room.ok()) return Report(room, quantile_count, out, block);

@@ -53,21 +53,6 @@ void AddOne(Fixed* x) {
   }
 }
 
-// *q = x / d rounded up; `back` is scratch.
-void DivideCeil(const Fixed& x, uint64_t d, Fixed* q, Fixed* back) {
-  *q = x;
-  DivideSmall(q, d);
-  *back = *q;
-  MultiplySmall(back, d);
-  if (*back != x) AddOne(q);
-}
-
-// Bit i (0 = the 2^-1 digit) of a fraction held in `limbs` limbs.
-int FractionBit(const Fixed& x, size_t limbs, size_t i) {
-  const size_t from_bottom = limbs * 64 - 1 - i;
-  return static_cast<int>((x[from_bottom / 64] >> (from_bottom % 64)) & 1);
-}
-
 // gamma = fraction 2^-84 ln 2 bracketed as [low, high] 2^-(64 limbs).
 struct Bracket {
   Uint128 fraction = 0;
@@ -152,132 +137,147 @@ struct Bracket {
   }
 };
 
-// floor(x / d) of a 128-bit fraction [x1 x0] and whether it dropped a
-// remainder, d < 2^32: 64-bit steps of 32 bits (no 128-bit division, a
-// call in WebAssembly).
-uint64_t DivideTwoLimbs(uint64_t x1, uint64_t x0, uint64_t d, uint64_t* q0,
-                        bool* inexact) {
-  uint64_t r = 0;
-  uint64_t q[2];
-  const uint64_t x[2] = {x0, x1};
-  for (int i = 1; i >= 0; --i) {
-    const uint64_t high = (r << 32) | (x[i] >> 32);
-    const uint64_t low = ((high % d) << 32) | (x[i] & 0xFFFFFFFFu);
-    q[i] = ((high / d) << 32) | (low / d);
-    r = low % d;
+// ---- 2^-f by its digits: the acceptance trial of step 2 ----
+// U < 2^-f for a uniform U in [0, 1) read lazily: U's digits are compared
+// with those of 2^-f, and the first digit where they differ decides (U's 0
+// where 2^-f has 1 means U < 2^-f), so a trial reads about two bits. 2^-f
+// (f = fraction 2^-84 in (0, 1)) is irrational, so its digits never end
+// and a difference comes with probability 1. Its leading digits come
+// first from a floating-point value with a proven error (TwoToMinusDouble:
+// every digit that all values within the error share is certain), and
+// only when U agrees with all of those (probability about 2^-40) from the
+// series of exp(-f ln 2) in exact limb arithmetic, with twice the digits
+// each time they run out. Every digit compared is a digit of 2^-f itself,
+// so both sources decide alike, digit for digit.
+
+// floor(a x / 2^(64 limbs)) for a of limbs + 1 limbs (the top one whole)
+// and a fraction x of `limbs` limbs (little-endian): limbs + 1 limbs.
+Fixed MultiplyByFraction(const Fixed& a, const uint64_t* x, size_t limbs) {
+  Fixed product(a.size() + limbs, 0);
+  for (size_t i = 0; i < a.size(); ++i) {
+    uint64_t carry = 0;
+    for (size_t j = 0; j < limbs; ++j) {
+      // At most (2^64 - 1)^2 + 2 (2^64 - 1) = 2^128 - 1: no overflow.
+      const Uint128 t = MultiplyWide(a[i], x[j]) + product[i + j] + carry;
+      product[i + j] = static_cast<uint64_t>(t);
+      carry = static_cast<uint64_t>(t >> 64);
+    }
+    product[i + limbs] = carry;
   }
-  *q0 = q[0];
-  *inexact = r != 0;
-  return q[1];
+  return Fixed(product.begin() + static_cast<std::ptrdiff_t>(limbs),
+               product.end());
 }
 
-// The first pass of BelowGammaOver on a two-limb bracket (the usual one),
-// 32 digits of U at a time, reading exactly the digits the digit-by-digit
-// pass reads (up to the deciding one): 1 (U < a), 0 (U >= b), or -1 (U's
-// first 128 digits lie in [a, b), pushed to `drawn` for the longer
-// bracket). The bracket's integer limb is 0 and k < 2^32.
-int FirstPassTwoLimbs(BitReader& bits, const Bracket& gamma, uint64_t k,
-                      std::vector<uint8_t>* drawn) {
-  uint64_t a[2];
-  uint64_t b[2];
-  bool inexact = false;
-  a[1] = DivideTwoLimbs(gamma.low[1], gamma.low[0], k, &a[0], &inexact);
-  b[1] = DivideTwoLimbs(gamma.high[1], gamma.high[0], k, &b[0], &inexact);
-  // ceil(high / k): one more when a remainder was dropped; 2^128 (b >= 1,
-  // impossible as gamma < ln 2 + 2^-100) would leave U below b.
-  bool b_at_least_one = false;
-  if (inexact && ++b[0] == 0 && ++b[1] == 0) b_at_least_one = true;
-  int versus_a = 0;  // as in BelowGammaOver
-  int versus_b = 0;
-  uint32_t read[4];
-  for (int c = 0; c < 4; ++c) {
-    const int shift = c % 2 == 0 ? 32 : 0;
-    const auto digits_a = static_cast<uint32_t>(a[1 - c / 2] >> shift);
-    const auto digits_b = static_cast<uint32_t>(b[1 - c / 2] >> shift);
-    const auto u = static_cast<uint32_t>(bits.Peek(32));
-    if (!bits.healthy()) return 0;
-    // The first digit where U leaves a (or b), and U's digit there.
-    int decide = 32;
-    bool below = false;
-    if (versus_a == 0 && u != digits_a) {
-      const int at = __builtin_clz(u ^ digits_a);
-      if (((u >> (31 - at)) & 1) == 0) {
-        decide = at;
-        below = true;
-      }
-    }
-    if (versus_b == 0 && !b_at_least_one && u != digits_b) {
-      const int at = __builtin_clz(u ^ digits_b);
-      if (((u >> (31 - at)) & 1) != 0 && at < decide) {
-        decide = at;
-        below = false;
-      }
-    }
-    if (decide < 32) {
-      bits.Consume(decide + 1);
-      return below ? 1 : 0;
-    }
-    if (versus_a == 0 && u != digits_a) versus_a = 1;
-    if (versus_b == 0 && !b_at_least_one && u != digits_b) versus_b = -1;
-    bits.Consume(32);
-    read[c] = u;
+// exp(-x) for a fraction x < 1 of `limbs` limbs, as sum_k (-x)^k / k! in
+// fixed point with one whole limb, and *error, a bound in units of the
+// last place (ulps). Each term is floored twice per step (the product and
+// the division by k), so it is at most e_k <= e_(k-1) x / k + 2 <= 4 ulps
+// below the exact term (e_0 = 0, x < 1); the series stops at the first
+// term that floors to 0 (exact term below 5 ulps, which bounds the rest of
+// the alternating tail). So exp(-x) is within 4 (K + 1) + 5 ulps of the sum
+// of K terms. The partial sums stay in [1 - x, 1]: nothing borrows.
+Fixed ExpMinusSeries(const uint64_t* x, size_t limbs, uint64_t* error) {
+  Fixed term(limbs + 1, 0);
+  term[limbs] = 1;
+  Fixed sum = term;
+  uint64_t terms = 0;
+  for (uint64_t k = 1;; ++k) {
+    term = MultiplyByFraction(term, x, limbs);
+    DivideSmall(&term, k);
+    if (IsZero(term)) break;
+    ++terms;
+    AddFixed(&sum, term, k % 2 == 1);
   }
-  if (versus_b == 0 && !b_at_least_one) return 0;  // U >= b
-  for (const uint32_t u : read) {
-    for (int i = 31; i >= 0; --i) {
-      drawn->push_back(static_cast<uint8_t>((u >> i) & 1));
+  *error = 4 * (terms + 1) + 5;
+  return sum;
+}
+
+// The certain leading digits of 2^-f = exp(-gamma) at `limbs` limbs (>= 2):
+// gamma lies in [low, high] (Bracket), so 2^-f lies in [exp(-high) - e,
+// exp(-low) + e] by the series; the digits both ends share are its own.
+// First digit highest in (*words)[0]; returns how many.
+int TwoToMinusCertainDigits(Uint128 fraction, size_t limbs,
+                            std::vector<uint64_t>* words) {
+  words->clear();
+  Bracket gamma;
+  gamma.fraction = fraction;
+  gamma.Compute(limbs);
+  if (gamma.high[limbs] != 0) return 0;  // gamma < ln 2 + 2^-100: never
+  uint64_t error = 0;
+  Fixed upper = ExpMinusSeries(gamma.low.data(), limbs, &error);
+  Fixed bound(limbs + 1, 0);
+  bound[0] = error;
+  AddFixed(&upper, bound, false);
+  Fixed lower = ExpMinusSeries(gamma.high.data(), limbs, &error);
+  bound[0] = error;
+  if (!AddFixed(&lower, bound, true) || lower[limbs] != 0) return 0;
+  // 2^-f < 1 - 2^-86 (1 - exp(-gamma) > gamma / 2, gamma >= 2^-84 ln 2):
+  // an upper end at or past 1 lowers to 1 - 2^-(64 limbs), still above it.
+  if (upper[limbs] != 0) {
+    upper.assign(limbs + 1, ~uint64_t{0});
+    upper[limbs] = 0;
+  }
+  int count = 0;
+  for (size_t i = limbs; i-- > 0;) {
+    if (lower[i] == upper[i]) {
+      words->push_back(lower[i]);
+      count += 64;
+      continue;
     }
+    const int shared = __builtin_clzll(lower[i] ^ upper[i]);
+    if (shared > 0) {
+      words->push_back(lower[i] & (~uint64_t{0} << (64 - shared)));
+      count += shared;
+    }
+    break;
+  }
+  return count;
+}
+
+// U's next digits against `count` digits of `word` (first digit highest),
+// up to 32 at a time, consuming only up to the deciding one: 1 if U's
+// digits fall below them (U < the value they begin), 0 if above, -1 if
+// all `count` agree (all consumed).
+int CompareDigits(BitReader& bits, uint64_t word, int count) {
+  int position = 0;
+  while (position < count) {
+    const int take = std::min(BitReader::kMaxPeek, count - position);
+    const uint64_t expected = (word << position) >> (64 - take);
+    const uint64_t drawn = bits.Peek(take);
+    if (!bits.healthy()) return 0;
+    const uint64_t difference = expected ^ drawn;
+    if (difference != 0) {
+      const int decide = __builtin_clzll(difference) - (64 - take);
+      bits.Consume(decide + 1);
+      return expected > drawn ? 1 : 0;
+    }
+    bits.Consume(take);
+    position += take;
   }
   return -1;
 }
 
-// U < gamma / k for a fresh uniform U read lazily: U's digits are compared
-// with those of floor(low / k) and ceil(high / k); when U falls between
-// them the bracket is recomputed with twice the digits. `word_pass` takes
-// the usual two-limb first pass 32 digits at a time (the same digits, the
-// same answer; a test compares the two).
-bool BelowGammaOver(BitReader& bits, Bracket* gamma, uint64_t k,
-                    bool word_pass) {
-  // Scratch kept between calls (this runs for every acceptance trial):
-  // assignments reuse its capacity instead of allocating.
-  static thread_local std::vector<uint8_t> drawn;
-  static thread_local Fixed a;
-  static thread_local Fixed b;
-  static thread_local Fixed back;
-  drawn.clear();
-  if (word_pass && gamma->limbs == 2 && gamma->high[2] == 0 && k >> 32 == 0) {
-    const int first = FirstPassTwoLimbs(bits, *gamma, k, &drawn);
-    if (first >= 0) return first == 1;
-    gamma->Compute(4);
-  }
-  while (bits.healthy()) {
-    a = gamma->low;
-    DivideSmall(&a, k);
-    DivideCeil(gamma->high, k, &b, &back);
-    // b >= 1 (impossible, as gamma < ln 2 + 2^-100) would leave U below b.
-    const bool b_at_least_one = b[gamma->limbs] != 0;
-    const size_t digits = gamma->limbs * 64;
-    int versus_a = 0;  // U's prefix against a's: -1 below, 0 equal, 1 above
-    int versus_b = 0;
-    for (size_t i = 0; i < digits; ++i) {
-      if (i == drawn.size()) {
-        drawn.push_back(static_cast<uint8_t>(bits.Bit()));
-        if (!bits.healthy()) return false;
-      }
-      const int u = drawn[i];
-      if (versus_a == 0) {
-        const int bit = FractionBit(a, gamma->limbs, i);
-        if (u != bit) versus_a = u < bit ? -1 : 1;
-      }
-      if (versus_b == 0 && !b_at_least_one) {
-        const int bit = FractionBit(b, gamma->limbs, i);
-        if (u != bit) versus_b = u < bit ? -1 : 1;
-      }
-      if (versus_a < 0) return true;   // U < a <= gamma / k
-      if (versus_b > 0) return false;  // U > b >= gamma / k
+// Past this many limbs (2^14 digits; reached with probability below
+// 2^-16000) a trial gives up and answers false. Not privacy-relevant.
+constexpr size_t kMostDigitLimbs = 256;
+
+// The trial once U's first `position` digits are known to be 2^-f's: the
+// rest from the exact series' certain digits.
+bool BelowTwoToMinusByDigits(BitReader& bits, Uint128 fraction, int position) {
+  std::vector<uint64_t> words;
+  for (size_t limbs = 2; limbs <= kMostDigitLimbs && bits.healthy();
+       limbs *= 2) {
+    const int count = TwoToMinusCertainDigits(fraction, limbs, &words);
+    while (position < count) {
+      const size_t word = static_cast<size_t>(position / 64);
+      const int in_word = std::min(64, count - static_cast<int>(word) * 64);
+      const int offset = position % 64;
+      const int decided =
+          CompareDigits(bits, words[word] << offset, in_word - offset);
+      if (decided >= 0) return decided == 1;
+      if (!bits.healthy()) return false;
+      position = static_cast<int>(word) * 64 + in_word;
     }
-    if (versus_b == 0 && !b_at_least_one) return false;  // U >= b
-    gamma->Compute(gamma->limbs * 2);  // U in [a, b): more digits
   }
   return false;
 }
@@ -370,23 +370,55 @@ bool BernoulliSizeShare(BitReader& bits, Uint128 size) {
   return BernoulliBits(bits, size, Uint128{1} << b);
 }
 
+double TwoToMinusDouble(Uint128 fraction) {
+  // 1 / k! rounded to the nearest double, k = 0..15.
+  static constexpr double kInverseFactorials[] = {
+      0x1.0000000000000p+0,  0x1.0000000000000p+0,  0x1.0000000000000p-1,
+      0x1.5555555555555p-3,  0x1.5555555555555p-5,  0x1.1111111111111p-7,
+      0x1.6c16c16c16c17p-10, 0x1.a01a01a01a01ap-13, 0x1.a01a01a01a01ap-16,
+      0x1.71de3a556c734p-19, 0x1.27e4fb7789f5cp-22, 0x1.ae64567f544e4p-26,
+      0x1.1eed8eff8d898p-29, 0x1.6124613a86d09p-33, 0x1.93974a8c07c9dp-37,
+      0x1.ae7f3e733b81fp-41};
+  // -z = -f ln 2 in (-ln 2, 0], then exp(-z) by its Taylor polynomial of
+  // degree 15 in Horner's form (see kTwoToMinusDoubleErrorBits).
+  const double f = ApproximateDouble(fraction) * 0x1p-84;
+  const double minus_z = -(f * 0.6931471805599453);
+  double sum = kInverseFactorials[15];
+  for (int k = 14; k >= 0; --k) sum = sum * minus_z + kInverseFactorials[k];
+  return sum;
+}
+
 bool BernoulliTwoToMinusFraction(BitReader& bits, Uint128 fraction) {
-  return BernoulliTwoToMinusFractionForTest(bits, fraction, true);
+  return BernoulliTwoToMinusFractionForTest(bits, fraction,
+                                            kTwoToMinusWindowBits);
 }
 
 bool BernoulliTwoToMinusFractionForTest(BitReader& bits, Uint128 fraction,
-                                        bool word_pass) {
+                                        int window_bits) {
   if (fraction == 0) return true;
-  // 2^-f = exp(-gamma), gamma = f ln 2 in (0, ln 2): the smallest k with
-  // Bernoulli(gamma / k) = 0 is odd with probability exp(-gamma) (CKS 2020,
-  // Algorithm 1).
-  // Kept per thread: its limbs are reused, so a trial allocates nothing.
-  static thread_local Bracket gamma;
-  gamma.fraction = fraction;
-  gamma.Compute(2);
-  uint64_t k = 1;
-  while (bits.healthy() && BelowGammaOver(bits, &gamma, k, word_pass)) ++k;
-  return k % 2 == 1;
+  if (window_bits <= 0) return BelowTwoToMinusByDigits(bits, fraction, 0);
+  // d 2^64 exactly (d >= 1/4 has no digits below 2^-55, and d <= 1: the
+  // last Horner step adds 1 to a negative term). 2^-f lies within 2^-w of
+  // d, so its first 64 digits lie in [d 2^64 - 2^(64 - w), min(d 2^64 +
+  // 2^(64 - w), 2^64 - 1)] (2^-f < 1), and the digits both ends share are
+  // its own.
+  const double d = TwoToMinusDouble(fraction);
+  const Uint128 scaled = static_cast<Uint128>(static_cast<uint64_t>(d * 0x1p63))
+                         << 1;
+  const Uint128 window = Uint128{1} << (64 - window_bits);
+  const auto low = static_cast<uint64_t>(scaled - window);
+  const Uint128 most = (Uint128{1} << 64) - 1;
+  const auto high =
+      static_cast<uint64_t>(scaled + window > most ? most : scaled + window);
+  const int certain = low == high ? 64 : __builtin_clzll(low ^ high);
+  const int decided = CompareDigits(bits, low, certain);
+  if (decided >= 0) return decided == 1;
+  return BelowTwoToMinusByDigits(bits, fraction, certain);
+}
+
+int TwoToMinusDigitsForTest(Uint128 fraction, int limbs,
+                            std::vector<uint64_t>* words) {
+  return TwoToMinusCertainDigits(fraction, static_cast<size_t>(limbs), words);
 }
 
 void DyadicTable::Reset(int headroom) {

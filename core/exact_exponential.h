@@ -18,12 +18,16 @@
 //     is drawn from with integer arithmetic (DyadicTable): an entry far below
 //     the largest (a < top - 64) is proposed as if it weighed 2^(top - 64)
 //     and then kept with probability 2^(a - top + 64), a run of zero bits.
-//  2. Acceptance, in three independent exact trials whose product is
+//  2. Acceptance, in independent exact trials whose product is
 //     weight / 2^a: size / 2^ceil(log2 size) (a rational), and
-//     2^-frac(y) = exp(-frac(y) ln 2) by Canonne, Kamath and Steinke's
-//     Algorithm 1, whose coins Bernoulli(gamma / k) compare a lazily drawn
-//     uniform with gamma = frac(y) ln 2 bracketed by certified digits of ln 2
-//     (refined when the uniform falls inside the bracket, so never rounded).
+//     2^-frac(y), by comparing a lazily drawn uniform with the digits of
+//     2^-frac(y) until they differ: its leading digits from a
+//     floating-point value with a proven error bound (the digits every
+//     value within the bound shares), the rest, about once in 2^40 trials,
+//     from the series of exp(-frac(y) ln 2) with certified digits of ln 2,
+//     refined as far as the uniform needs (so never rounded).
+//     (Until version 0.2, Canonne, Kamath and Steinke's Algorithm 1, whose
+//     coins Bernoulli(frac(y) ln 2 / k) cost about ten times as much.)
 //  3. A rejected proposal is drawn again. Each round returns o with
 //     probability proportional to 2^a(o) weight(o) / 2^a(o) = weight(o).
 // Parts of the output range that are not worth listing (far tails) enter the
@@ -112,18 +116,40 @@ struct ExactWeight {
 // True with probability 2^-(fraction 2^-84), fraction < 2^84: the acceptance
 // trial of step 2 above. Exposed for the tests, which enumerate its bits.
 bool BernoulliTwoToMinusFraction(BitReader& bits, Uint128 fraction);
-// The same with the two-limb first pass taken 32 digits at a time (as
-// above) or digit by digit: the same digits read, the same answer.
+// The trial's first digits come from TwoToMinusDouble, which lies within
+// 2^-kTwoToMinusDoubleErrorBits of 2^-f: the Taylor polynomial of degree
+// 15 leaves below 0.7^16 / 16! < 2^-52; Horner's 30 roundings in double,
+// with coefficients rounded to the nearest, below 31 2^-53 sum_k z^k / k!
+// < 2^-46 (z < ln 2); the rounding of f (2^-51 relative) and of f ln 2
+// (2^-52 relative) move z by below 2^-50 and exp(-z) by as much. The
+// trial takes the digits shared by all values within 2^-kTwoToMinusWindow
+// Bits of the double, a window 2^6 times the bound. Exactness-relevant
+// (a window narrower than the error would round 2^-f): the tests check
+// the bound on 10^5 values against the certified digits. A wider window
+// costs only speed (the exact series takes over about once in 2^(w - 1)
+// trials).
+constexpr int kTwoToMinusDoubleErrorBits = 46;
+constexpr int kTwoToMinusWindowBits = 40;
+// 2^-f for f = fraction 2^-84 in [0, 1), in double (no library exp2: the
+// error bound above is for this arithmetic).
+double TwoToMinusDouble(Uint128 fraction);
+// The trial with a window of 2^-window_bits around the double (<= 0: the
+// exact series' digits from the first): the tests widen the window so
+// that the hand-over to the series runs often, and compare both paths.
 bool BernoulliTwoToMinusFractionForTest(BitReader& bits, Uint128 fraction,
-                                        bool word_pass);
+                                        int window_bits);
+// The certain leading digits of 2^-f at `limbs` (>= 2) limbs of the series
+// (first digit highest in words[0]): how many. For the tests.
+int TwoToMinusDigitsForTest(Uint128 fraction, int limbs,
+                            std::vector<uint64_t>* words);
 // True with probability size / 2^ceil(log2 size).
 bool BernoulliSizeShare(BitReader& bits, Uint128 size);
 // ln 2 2^(64 limbs) lies in [L, L + 2) for the returned L (limbs
 // little-endian).
 std::vector<uint64_t> Ln2Digits(int limbs);
 // For the tests: the two-limb bracket [low, high] 2^-128 of gamma =
-// fraction 2^-84 ln 2 that the acceptance trial starts from, by the
-// general limb arithmetic or by the 128-bit path the trials use.
+// fraction 2^-84 ln 2 that the exact series starts from, by the general
+// limb arithmetic or by the 128-bit path it takes.
 std::pair<std::vector<uint64_t>, std::vector<uint64_t>> LnTwoBracketForTest(
     Uint128 fraction, bool two_limb_path);
 

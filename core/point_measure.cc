@@ -65,18 +65,58 @@ PointMeasure PointMeasure::Shells(int64_t first, int64_t last,
 
 uint64_t PointMeasure::ReachedSideMass(int64_t cells, int reach,
                                        int drop) const {
-  // Shell k holds the distances [2^k - 1, 2^(k+1) - 2], each of weight
-  // ShellWeight; past the reach the weights fall to 0 and so does the rest.
+  // Shell k holds the distances [2^k - 1, 2^(k+1) - 2] (2^k points), each
+  // of weight 2^e(k) while e(k) >= 0, else 0, with reach >= shift_ (Shells)
+  //   e(k) = top_ - drop                       for k <= shift_,
+  //          whole_ - drop - k                 for shift_ < k <= reach,
+  //          whole_ - drop - k - d (k - reach) past the reach
+  // (d = kReachDecayBits). A full shell's mass 2^(k + e(k)) doubles per
+  // shell, then stays 2^(whole_ - drop), then falls 2^d-fold per shell:
+  // three geometric sums
+  // (in one call instead of a loop over up to K shells; every draw's listing
+  // asks for several), then the part of the last shell the cells reach.
+  // e(k) only falls with k, so the shells from the first with e(k) < 0 on
+  // are all 0.
   const auto x = static_cast<uint64_t>(cells);
+  const int high = whole_ - drop;  // the mass exponent between shift_ and reach
+  auto exponent = [&](int k) {
+    if (k <= shift_) return top_ - drop;
+    return high - k - (k > reach ? kReachDecayBits * (k - reach) : 0);
+  };
+  // The first shell weighing 0 (x < 2^(whole_ + 1) reaches shell whole_ at
+  // most, so any later bound is the same).
+  int zero = 0;
+  if (top_ - drop >= 0) {
+    if (high < reach) {
+      zero = high + 1;  // within (shift_, reach]: e(k) = high - k
+    } else {
+      // Past the reach: k (1 + kReachDecayBits) <= high + 2 reach.
+      zero = (high + kReachDecayBits * reach) / (1 + kReachDecayBits) + 1;
+    }
+  }
+  const int last = BitWidth(x) - 1;       // the shell of the last cell counted
+  const int full = std::min(last, zero);  // shells [0, full) counted whole
   uint64_t total = 0;
-  for (int k = 0; k <= whole_ + 1; ++k) {
-    const uint64_t start = (uint64_t{1} << k) - 1;
-    if (start >= x) break;
-    const uint64_t weight =
-        ShellWeight(static_cast<int64_t>(start), reach, drop);
-    if (weight == 0) break;
-    const uint64_t end = std::min(x, (uint64_t{2} << k) - 1);
-    total += (end - start) * weight;
+  // Shells [0, min(full, shift_ + 1)): 2^(top_ - drop) (2^count - 1).
+  const int rising = std::min(full, shift_ + 1);
+  if (rising > 0) {
+    total += ((uint64_t{1} << rising) - 1) << (top_ - drop);
+  }
+  // Shells [shift_ + 1, min(full, reach + 1)): 2^high each.
+  const int level = std::min(full, reach + 1) - (shift_ + 1);
+  if (level > 0) total += static_cast<uint64_t>(level) << high;
+  // Shells [reach + 1, full): masses 2^(high - d j), j = 1..count, with
+  // d = kReachDecayBits, summing to 2^(the last's) (2^(d count) - 1) /
+  // (2^d - 1). (d count <= high <= 52: the last's exponent is >= 0.)
+  const int falling = full - (reach + 1);
+  if (falling > 0) {
+    const int least = (full - 1) + exponent(full - 1);  // high - d falling
+    const uint64_t steps = (uint64_t{1} << (kReachDecayBits * falling)) - 1;
+    total += (steps / ((uint64_t{1} << kReachDecayBits) - 1)) << least;
+  }
+  if (last < zero && x > 0) {
+    const uint64_t start = (uint64_t{1} << last) - 1;
+    total += (x - start) << exponent(last);
   }
   return total;
 }

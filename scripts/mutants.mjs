@@ -63,12 +63,22 @@ const mutants = [
     tests: 'OutputWalkTest.*:ExactExponentialTest.*Round*',
   },
   {
-    // The acceptance trial's word-at-a-time first pass must stop at the
-    // deciding digit, as the digit-by-digit pass does.
-    name: 'word pass digits',
+    // The acceptance trial reads U's digits up to the first that differs
+    // from 2^-f's, that one included; leaving it unread reuses a digit
+    // the trial decided on.
+    name: 'trial digits',
     file: 'core/exact_exponential.cc',
     from: '      bits.Consume(decide + 1);',
     to: '      bits.Consume(decide);',
+    tests: 'ExactExponentialTest.*',
+  },
+  {
+    // The trial's window around its double must hold the double's error:
+    // a narrower one takes digits that are not 2^-f's.
+    name: 'trial window',
+    file: 'core/exact_exponential.cc',
+    from: '                                            kTwoToMinusWindowBits);',
+    to: '                                            58);',
     tests: 'ExactExponentialTest.*',
   },
   {

@@ -106,66 +106,121 @@ TEST(ExactExponentialTest, WideHelpersAgreeWithPlainUint128) {
 }
 
 TEST(ExactExponentialTest, TwoToMinusFractionIsExactOnEveryBitString) {
+  // The trial as released (a 2^-40 window around the double), with a
+  // window of 2^-3 (the series takes over after a few digits, often), and
+  // with the series' digits alone.
   const Uint128 one = Uint128{1} << kExponentFractionBits;
-  for (Uint128 fraction :
-       {Uint128{0}, Uint128{1}, one / 2, one / 3, one - 1, one / 1000,
-        (one / 7) * 5, Uint128{0x123456789abcdefULL} << 20}) {
-    const Enumeration e = Enumerate(
-        [&](BitReader& bits) {
-          return BernoulliTwoToMinusFraction(bits, fraction) ? 1 : 0;
-        },
-        26);
-    const double f =
-        std::ldexp(static_cast<double>(fraction), -kExponentFractionBits);
-    const double p = std::exp2(-f);
-    const double t = e.mass.count(1) ? e.mass.at(1) : 0;
-    const double n = e.mass.count(0) ? e.mass.at(0) : 0;
-    if (!kSanitized) EXPECT_LT(e.unresolved, 1e-4) << f;  // a real bracket
-    EXPECT_LE(t, p + 1e-15) << f;
-    EXPECT_GE(t + e.unresolved, p - 1e-15) << f;
-    EXPECT_LE(n, 1 - p + 1e-15) << f;
-    EXPECT_GE(n + e.unresolved, 1 - p - 1e-15) << f;
+  for (const int window : {kTwoToMinusWindowBits, 3, 0}) {
+    for (Uint128 fraction :
+         {Uint128{0}, Uint128{1}, one / 2, one / 3, one - 1, one / 1000,
+          (one / 7) * 5, Uint128{0x123456789abcdefULL} << 20}) {
+      const Enumeration e = Enumerate(
+          [&](BitReader& bits) {
+            return BernoulliTwoToMinusFractionForTest(bits, fraction, window)
+                       ? 1
+                       : 0;
+          },
+          26);
+      const double f =
+          std::ldexp(static_cast<double>(fraction), -kExponentFractionBits);
+      const double p = std::exp2(-f);
+      const double t = e.mass.count(1) ? e.mass.at(1) : 0;
+      const double n = e.mass.count(0) ? e.mass.at(0) : 0;
+      if (!kSanitized) EXPECT_LT(e.unresolved, 1e-4) << f;  // a real bracket
+      EXPECT_LE(t, p + 1e-15) << f << " window " << window;
+      EXPECT_GE(t + e.unresolved, p - 1e-15) << f << " window " << window;
+      EXPECT_LE(n, 1 - p + 1e-15) << f;
+      EXPECT_GE(n + e.unresolved, 1 - p - 1e-15) << f;
+    }
   }
 }
 
-// The acceptance trial's first pass 32 digits at a time reads the same
-// digits and gives the same answer as digit by digit: on random digits,
-// and on digits that follow the bracket's ends for 60 to 128 digits (so
-// the pass runs to its end and hands over to the longer bracket).
-TEST(ExactExponentialTest, WordPassReadsWhatTheDigitPassReads) {
+// A random fraction of 20 to 84 bits (never 0).
+Uint128 RandomFraction(SeededRandom& rng) {
+  return ((static_cast<Uint128>(rng.NextUint64()) << 64 | rng.NextUint64()) >>
+          (44 + rng.NextUint64() % 65)) |
+         1;
+}
+
+// The double lies within 2^-kTwoToMinusDoubleErrorBits of 2^-f (the bound
+// the header proves) on 10^5 fractions and at the ends of the range: its
+// value times 2^64 against 2^-f's first 64 certified digits.
+TEST(ExactExponentialTest, TwoToMinusDoubleIsWithinItsBound) {
+  static_assert(kTwoToMinusWindowBits <= kTwoToMinusDoubleErrorBits);
+  const Uint128 one = Uint128{1} << kExponentFractionBits;
+  std::vector<Uint128> fractions = {
+      1, 2, one - 1, one / 2, one - (one >> 20), one >> 40};
+  SeededRandom rng(41);
+  for (int i = 0; i < 100000; ++i) fractions.push_back(RandomFraction(rng));
+  std::vector<uint64_t> words;
+  double worst = 0;
+  for (const Uint128 fraction : fractions) {
+    ASSERT_GE(TwoToMinusDigitsForTest(fraction, 2, &words), 64);
+    const double d = TwoToMinusDouble(fraction);
+    const auto scaled = static_cast<Uint128>(static_cast<uint64_t>(d * 0x1p63))
+                        << 1;
+    // 2^-f 2^64 lies in [words[0], words[0] + 1).
+    const Uint128 digits = words[0];
+    const double off = scaled >= digits
+                           ? ApproximateDouble(scaled - digits)
+                           : ApproximateDouble(digits - scaled) + 1;
+    worst = std::max(worst, off);
+  }
+  EXPECT_LE(worst, std::ldexp(1.0, 64 - kTwoToMinusDoubleErrorBits));
+  EXPECT_GT(worst, 0);  // a double, not the digits themselves
+}
+
+// The released trial, the trial with a 2^-3 window (handing over to the
+// series after a few digits) and the series alone read the same digits
+// and agree, on digits that follow 2^-f's for 0 to 200 digits and then go
+// their own way: each stops at the first digit that differs from 2^-f's.
+// A window narrower than the double's error takes wrong digits for
+// certain, and there the paths part.
+TEST(ExactExponentialTest, EveryPathReadsTheDigitsOfTwoToMinusF) {
   SeededRandom rng(23);
   int handed_over = 0;
-  for (int trial = 0; trial < 20000; ++trial) {
-    const Uint128 fraction =
-        ((static_cast<Uint128>(rng.NextUint64()) << 64 | rng.NextUint64()) >>
-         (44 + rng.NextUint64() % 80)) |
-        1;
+  int narrow_wrong = 0;
+  std::vector<uint64_t> words;
+  const int trials = kSanitized ? 2000 : 20000;
+  for (int trial = 0; trial < trials; ++trial) {
+    const Uint128 fraction = RandomFraction(rng);
+    const int certain = TwoToMinusDigitsForTest(fraction, 4, &words);
+    ASSERT_GE(certain, 220);
+    auto digit_of_p = [&](int i) {
+      return static_cast<int>((words[i / 64] >> (63 - i % 64)) & 1);
+    };
     std::vector<int> digits;
-    const int follow = static_cast<int>(rng.NextUint64() % 4);
-    if (follow > 0) {  // follow low (1, 2) or high (3) of the bracket
-      const auto bracket = LnTwoBracketForTest(fraction, true);
-      const std::vector<uint64_t>& end =
-          follow == 3 ? bracket.second : bracket.first;
-      const int length = follow == 1 ? 128 : 60 + trial % 69;
-      for (int i = 0; i < length; ++i) {
-        digits.push_back(
-            static_cast<int>((end[1 - i / 64] >> (63 - i % 64)) & 1));
-      }
-    }
+    const int follow = static_cast<int>(rng.NextUint64() % 201);
+    for (int i = 0; i < follow; ++i) digits.push_back(digit_of_p(i));
     while (digits.size() < 1024) {
       digits.push_back(static_cast<int>(rng.NextUint64() & 1));
     }
-    testing::ScriptedSource word_source(digits);
-    testing::ScriptedSource digit_source(digits);
-    BitReader word(word_source);
-    BitReader digit(digit_source);
-    const bool a = BernoulliTwoToMinusFractionForTest(word, fraction, true);
-    const bool b = BernoulliTwoToMinusFractionForTest(digit, fraction, false);
-    ASSERT_EQ(a, b) << trial;
-    ASSERT_EQ(word.consumed(), digit.consumed()) << trial;
-    if (digit.consumed() >= 128) ++handed_over;
+    int agree = 0;
+    while (digits[agree] == digit_of_p(agree)) ++agree;
+    ASSERT_LT(agree, certain);
+    const bool below = digits[agree] < digit_of_p(agree);
+    // -1: the trial the samplers call.
+    for (const int window : {-1, kTwoToMinusWindowBits, 3, 0, 58}) {
+      testing::ScriptedSource source(digits);
+      BitReader bits(source);
+      const bool got = window < 0 ? BernoulliTwoToMinusFraction(bits, fraction)
+                                  : BernoulliTwoToMinusFractionForTest(
+                                        bits, fraction, window);
+      if (window == 58) {  // narrower than the error: not a digit of 2^-f
+        narrow_wrong +=
+            got != below || bits.consumed() != static_cast<uint64_t>(agree + 1)
+                ? 1
+                : 0;
+        continue;
+      }
+      ASSERT_EQ(got, below) << trial << " window " << window;
+      ASSERT_EQ(bits.consumed(), static_cast<uint64_t>(agree + 1))
+          << trial << " window " << window;
+    }
+    if (agree >= kTwoToMinusWindowBits) ++handed_over;
   }
-  EXPECT_GT(handed_over, 1000);
+  EXPECT_GT(handed_over, trials / 20);
+  EXPECT_GT(narrow_wrong, trials / 100);
 }
 
 TEST(ExactExponentialTest, SizeShareAndZeroRunsAreExact) {

@@ -188,6 +188,47 @@ TEST(PointMeasureTest, ReachedShellsMatchTheirDefinition) {
   EXPECT_EQ(big.Weight(in30), 1 + 16 * (uint64_t{1} << 22));
 }
 
+// A reached end's masses come from three geometric sums (rising, level,
+// falling shells) and the part of the last shell: every reach and drop on
+// grids up to 300 points against the definition, and on grids up to 2^52
+// points the mass one point adds at both sides of every shell boundary
+// (where a sum off by one shell, or a wrong first empty shell, shows).
+TEST(PointMeasureTest, ReachedMassesMatchTheDefinitionAtEveryReachAndDrop) {
+  for (int64_t points : {1, 2, 5, 16, 17, 63, 300}) {
+    for (int reach = 0; reach <= 9; ++reach) {
+      for (int drop = 0; drop <= 9; drop += 3) {
+        const PointMeasure m = PointMeasure::Shells(
+            3, 3 + points - 1, 16, 4, reach, 9 - reach, drop, drop / 3);
+        ExpectMeasureIs(m, 3,
+                        ReachedShellWeights(points, 16, 4, reach, 9 - reach,
+                                            drop, drop / 3));
+      }
+    }
+  }
+  for (int bits : {20, 27, 33, 52}) {
+    const int64_t last = (int64_t{1} << bits) + 12345;
+    for (int reach : {0, 3, 10, 19, 26, 30, 51}) {
+      for (int drop : {0, 4, 9}) {
+        const PointMeasure m =
+            PointMeasure::Shells(0, last, 16, 4, reach, reach / 2, drop, 1);
+        for (int k = 0; k <= bits; ++k) {
+          for (const int64_t d : {(int64_t{1} << k) - 2, (int64_t{1} << k) - 1,
+                                  (int64_t{1} << k)}) {
+            for (const int64_t p : {d, last - d}) {
+              if (p < 0 || p > last) continue;
+              ASSERT_EQ(m.Mass(p, p), m.Weight(p))
+                  << bits << " " << reach << " " << drop << " " << p;
+              ASSERT_EQ(m.Mass(0, p), m.Mass(0, p - 1) + m.Weight(p));
+            }
+          }
+        }
+        EXPECT_EQ(m.Mass(0, last),
+                  m.Mass(0, last / 3) + m.Mass(last / 3 + 1, last));
+      }
+    }
+  }
+}
+
 TEST(PointMeasureTest, AFactorMultipliesTheShellsBinByBin) {
   // Factor weights 2^0..2^4 over 16 bins of a grid of 3000 points; measures
   // on stretches of it, with and without reaches, weigh shells x factor.

@@ -443,9 +443,14 @@ describe('releaseByGroupFromCounts', () => {
       CREATE TABLE t AS
       SELECT (i % 8)::INTEGER AS dept, ((hash(i) % 100000) / 1000.0 + (i % 8) * 3) % 100 AS v
       FROM range(10000000) r(i)`);
+    // Bucket j holds the values from j / 10 (as a double) up: FLOOR(v * 10)
+    // moved by one where the product rounded across an edge (99.0 / 0.1 is
+    // 989.99...), so that the counts are the rows' own (docs/scale.md).
     const grouped = await connection.runAndReadAll(`
-      SELECT dept AS key, LEAST(GREATEST(FLOOR(v / (100.0 / ${buckets})), 0), ${buckets - 1})::INTEGER AS bucket, COUNT(*) AS count
-      FROM t GROUP BY key, bucket`);
+      WITH f AS (SELECT dept, v, FLOOR(v * 10)::INTEGER AS j FROM t)
+      SELECT dept AS key, LEAST(GREATEST(CASE WHEN (j + 1) / 10.0 <= v THEN j + 1 WHEN j / 10.0 > v THEN j - 1 ELSE j END, 0), ${buckets - 1})::INTEGER AS bucket,
+        COUNT(*) AS count
+      FROM f GROUP BY key, bucket`);
     const columns = grouped.getColumnsObjectJS() as { key: number[]; bucket: number[]; count: bigint[] };
     const rows = await connection.runAndReadAll('SELECT dept, v FROM t');
     const rowColumns = rows.getColumnsObjectJS() as { dept: number[]; v: number[] };

@@ -158,6 +158,43 @@ class BitReader {
   uint64_t limit_ = ~uint64_t{0};
 };
 
+// UniformBits past 32 bits (below): out of line, so that the usual short
+// draw stays inline in its callers.
+[[gnu::noinline]] inline Uint128 UniformWideBits(BitReader& bits, Uint128 bound,
+                                                 int width) {
+  // In 64 bits below 2^63 (the same bits read; a bound of 2^64 would not
+  // fit).
+  if (width < 2 * BitReader::kMaxPeek) {
+    const uint64_t b = static_cast<uint64_t>(bound);
+    const int rest = width - BitReader::kMaxPeek;
+    uint64_t value;
+    do {
+      value = bits.Bits(BitReader::kMaxPeek) << rest;
+      value |= bits.Bits(rest);
+    } while (value >= b && bits.healthy());
+    return value < b ? value : 0;
+  }
+  // The first `width` bits as one integer, in two 64-bit halves: the same
+  // value as shifting each 32-bit read into a 128-bit one, without its
+  // variable 128-bit shifts (helper calls in WebAssembly).
+  const int high_width = width - 64;  // 1..64
+  Uint128 value;
+  do {
+    uint64_t high = 0;
+    if (high_width > BitReader::kMaxPeek) {
+      high = bits.Bits(BitReader::kMaxPeek)
+             << (high_width - BitReader::kMaxPeek);
+      high |= bits.Bits(high_width - BitReader::kMaxPeek);
+    } else {
+      high = bits.Bits(high_width);
+    }
+    uint64_t low = bits.Bits(BitReader::kMaxPeek) << 32;
+    low |= bits.Bits(BitReader::kMaxPeek);
+    value = (static_cast<Uint128>(high) << 64) | low;
+  } while (value >= bound && bits.healthy());
+  return value < bound ? value : 0;
+}
+
 // Uniform in [0, bound), bound >= 1: rejection on the fewest bits that hold
 // bound - 1 (exact; fewer than two rounds on average), every bit through the
 // reader (up to 32 at a time).
@@ -176,27 +213,7 @@ inline Uint128 UniformBits(BitReader& bits, Uint128 bound) {
     } while (value >= b && bits.healthy());
     return value < b ? value : 0;  // >= b only from an unhealthy source
   }
-  // In 64 bits below 2^63 (the same bits read; a bound of 2^64 would not
-  // fit).
-  if (width < 2 * BitReader::kMaxPeek) {
-    const uint64_t b = static_cast<uint64_t>(bound);
-    const int rest = width - BitReader::kMaxPeek;
-    uint64_t value;
-    do {
-      value = bits.Bits(BitReader::kMaxPeek) << rest;
-      value |= bits.Bits(rest);
-    } while (value >= b && bits.healthy());
-    return value < b ? value : 0;
-  }
-  Uint128 value;
-  do {
-    value = 0;
-    for (int left = width; left > 0; left -= BitReader::kMaxPeek) {
-      const int take = std::min(left, BitReader::kMaxPeek);
-      value = (value << take) | bits.Bits(take);
-    }
-  } while (value >= bound && bits.healthy());
-  return value < bound ? value : 0;
+  return UniformWideBits(bits, bound, width);
 }
 
 // True with probability numerator / denominator: a uniform U in [0, 1) is

@@ -397,19 +397,24 @@ class SplitDraw {
     const Uint128 offset = UniformBits(bits, PowerOfTwo(CeilLog2(band->size)));
     if (offset >= band->size) return false;
     // The band's rank whose outputs hold the offset: the last with its
-    // edge at or before it.
+    // edge at or before it. Searched from where the offset's share of the
+    // band points (the ranks' sizes are alike more often than not: two or
+    // three edges read where halving read log2 of the band's width).
     uint64_t rank = band->first;
-    uint64_t above = band->last + 1;
     Uint128 before = 0;  // the band's outputs before `rank`'s
     size_t run = band->run;
-    while (above - rank > 1) {
-      const uint64_t mid = rank + (above - rank) / 2;
-      const Uint128 span = edges_.Span(band->edge, edges_.At(mid, &run));
-      if (span <= offset) {
-        rank = mid;
-        before = span;
-      } else {
-        above = mid;
+    if (band->last > band->first) {
+      const uint64_t width = band->last - band->first;
+      const double share =
+          ApproximateDouble(offset) / ApproximateDouble(band->size);
+      const auto guess = static_cast<uint64_t>(std::min(
+          share * static_cast<double>(width + 1), static_cast<double>(width)));
+      rank += LastSame(width, guess, [&](uint64_t i) {
+        return edges_.Span(band->edge, edges_.At(band->first + i, &run)) <=
+               offset;
+      });
+      if (rank > band->first) {
+        before = edges_.Span(band->edge, edges_.At(rank, &run));
       }
     }
     if (!AcceptBelow(bits, band->whole, weights_.At(rank, rank))) {

@@ -110,7 +110,8 @@ TEST(UniformTest, IntegersAreUniform) {
 // UniformBits reads the fewest bits that hold bound - 1, most significant
 // first, and rejects values at or past the bound: the same values and the
 // same bits as a bit-by-bit reading, at every width (one word or two, up
-// to and past 2^64), and a bound of 2^64 exactly (whose low word is 0)
+// to and past 2^64, a high half of up to 32 bits and past it, to 128
+// bits), and a bound of 2^64 exactly (whose low word is 0)
 // terminates.
 TEST(UniformTest, UniformBitsReadsTheFewestBitsBelowEveryBound) {
   const Uint128 two64 = Uint128{1} << 64;
@@ -118,7 +119,8 @@ TEST(UniformTest, UniformBitsReadsTheFewestBitsBelowEveryBound) {
        {Uint128{1}, Uint128{2}, Uint128{3}, Uint128{1} << 32,
         (Uint128{1} << 32) + 1, (Uint128{1} << 33) - 1, (Uint128{3} << 40) + 5,
         Uint128{1} << 63, (Uint128{1} << 63) + 1, two64 - 1, two64, two64 + 1,
-        (Uint128{1} << 100) + 7}) {
+        (Uint128{1} << 65) + 1, Uint128{1} << 96, (Uint128{1} << 96) + 1,
+        (Uint128{1} << 100) + 7, ~Uint128{0}}) {
     SeededRandom a(9);
     SeededRandom b(9);
     BitReader fast(a);

@@ -70,6 +70,58 @@ TEST(StepLookTest, CountsEachPointInItsClassCappedAndTheBoundsApart) {
             7);
 }
 
+// Against the definition on random runs (points of every class, atoms past
+// the cap, records on the bounds), on grids whose first multiple is 0 and
+// is not: each point's records, capped, in the class of how many times 10
+// divides its multiple (at most `levels`), the bounds' in the last cell.
+TEST(StepLookTest, CountsMatchTheDefinitionOnRandomRuns) {
+  SeededRandom rng(31);
+  for (const OutputGrid& grid :
+       {OutputGrid::Default(0, 100), OutputGrid::Default(-100, 100),
+        OutputGrid::Default(0.5, 100)}) {
+    const int levels = StepLookLevels(grid);
+    ASSERT_GT(levels, 0);
+    for (int trial = 0; trial < 200; ++trial) {
+      std::vector<std::pair<int64_t, uint64_t>> pairs;
+      int64_t point = static_cast<int64_t>(rng.NextUint64() % 3);
+      while (point <= grid.steps()) {
+        const uint64_t kind = rng.NextUint64() % 10;
+        const uint64_t count =
+            kind == 0 ? 100 + rng.NextUint64() % 400 : 1 + rng.NextUint64() % 3;
+        pairs.push_back({point, count});
+        // Steps of 1 to 10^5 points, often onto multiples of 10^k.
+        const uint64_t jump = 1 + rng.NextUint64() % 100000;
+        point += rng.NextUint64() % 2 == 0
+                     ? static_cast<int64_t>(jump)
+                     : static_cast<int64_t>(jump - jump % 1000 + 1000);
+        if (trial % 3 == 0 && point > grid.steps() &&
+            pairs.back().first != grid.steps()) {
+          point = grid.steps();  // a run on the upper bound
+        }
+      }
+      std::vector<int64_t> want(StepLookCells(levels), 0);
+      for (const auto& [p, count] : pairs) {
+        const auto counted =
+            std::min(static_cast<int64_t>(count), kStepLookCap);
+        if (p <= 0 || p >= grid.steps()) {
+          want.back() += counted;
+          continue;
+        }
+        int64_t multiple = grid.first_multiple() + p;
+        int zeros = 0;
+        while (zeros < levels && multiple % 10 == 0) {
+          multiple /= 10;
+          ++zeros;
+        }
+        want[static_cast<size_t>(zeros)] += counted;
+      }
+      const RunsStore runs = RunsStore::FromPairs(pairs);
+      ASSERT_EQ(StepLookCounts(runs.view(), grid, levels), want)
+          << "trial " << trial;
+    }
+  }
+}
+
 TEST(StepLookTest, HistogramSpendsItsShareExactly) {
   // For every pair of neighbouring datasets over points of every class (a
   // bound too) and every noisy histogram near them, the probability ratio

@@ -177,7 +177,9 @@ class BitReader {
   // The first `width` bits as one integer, in two 64-bit halves: the same
   // value as shifting each 32-bit read into a 128-bit one, without its
   // variable 128-bit shifts (helper calls in WebAssembly).
-  const int high_width = width - 64;  // 1..64
+  // 1..64 (width <= 128; the min says so to the static analyzer, which
+  // otherwise follows a read of more than 32 bits).
+  const int high_width = std::min(width - 64, 64);
   Uint128 value;
   do {
     uint64_t high = 0;

@@ -247,8 +247,9 @@ inline bool BernoulliBits(BitReader& bits, Uint128 numerator,
   return BernoulliDigits<Uint128>(bits, numerator, denominator);
 }
 
-// Fixed-point numbers for ExpMinusLeadingDigits: little-endian 64-bit limbs,
-// the last one the integer part, the others the fraction.
+// Fixed-point numbers (ExpMinusLeadingDigits, the 2^-f trial's series):
+// little-endian 64-bit limbs, the last one the integer part, the others the
+// fraction.
 using Fixed = std::vector<uint64_t>;
 
 inline bool IsZero(const Fixed& x) {
@@ -308,6 +309,82 @@ inline bool AddFixed(Fixed* x, const Fixed& y, bool subtract) {
     }
   }
   return carry == 0;
+}
+
+// Irrational numbers (2^-f, exp(-gamma)) are compared with a lazily drawn
+// uniform U in [0, 1) by their binary digits: the first digit where U
+// differs decides (U's 0 where the number has 1 means U is below it), so a
+// comparison reads about two bits. The digits come as `count` certain ones
+// in words, first digit highest (the last word's low bits unused).
+
+// The fraction digits that `low` and `high` share (fixed point, `limbs`
+// fraction limbs): what every number between them begins with, into
+// *words; returns how many.
+inline int SharedLeadingDigits(const Fixed& low, const Fixed& high,
+                               size_t limbs, std::vector<uint64_t>* words) {
+  words->clear();
+  int count = 0;
+  for (size_t i = limbs; i-- > 0;) {
+    if (low[i] == high[i]) {
+      words->push_back(low[i]);
+      count += 64;
+      continue;
+    }
+    const int shared = __builtin_clzll(low[i] ^ high[i]);
+    if (shared > 0) {
+      words->push_back(low[i] & (~uint64_t{0} << (64 - shared)));
+      count += shared;
+    }
+    break;
+  }
+  return count;
+}
+
+// U's digits against `take` expected ones that differ somewhere (first
+// digit highest): consumes through the first that differs and answers 1
+// if U's is the 0 there (U below), else 0.
+DPQ_HOT_INLINE inline int DecideAtDifference(BitReader& bits, uint64_t expected,
+                                             uint64_t drawn, int take) {
+  const int decide = __builtin_clzll(expected ^ drawn) - (64 - take);
+  bits.Consume(decide + 1);
+  return expected > drawn ? 1 : 0;
+}
+
+// CompareDigits past its inline first step: every digit left.
+[[gnu::noinline]] inline int CompareRemainingDigits(BitReader& bits,
+                                                    const uint64_t* words,
+                                                    int count, int position) {
+  while (position < count) {
+    const int offset = position % 64;
+    const int take =
+        std::min({BitReader::kMaxPeek, count - position, 64 - offset});
+    const uint64_t expected = (words[position / 64] << offset) >> (64 - take);
+    const uint64_t drawn = bits.Peek(take);
+    if (!bits.healthy()) return 0;
+    if (expected != drawn)
+      return DecideAtDifference(bits, expected, drawn, take);
+    bits.Consume(take);
+    position += take;
+  }
+  return -1;
+}
+
+// U's next digits against digits [position, count) of `words`, up to 32
+// at a time, consuming only up to the deciding one: 1 if U falls below the
+// number they begin, 0 if above, -1 if all agree (all consumed; also 0 on
+// an unhealthy source). Inline: the next 32 digits from a word's start,
+// which decide but about once in 2^32 (the discrete Laplace's trials and
+// the 2^-f trial run it for every draw).
+DPQ_HOT_INLINE inline int CompareDigits(BitReader& bits, const uint64_t* words,
+                                        int count, int position) {
+  if (position % 64 == 0 && count - position >= BitReader::kMaxPeek) {
+    const uint64_t expected = words[position / 64] >> 32;
+    const uint64_t drawn = bits.Peek(BitReader::kMaxPeek);
+    if (expected != drawn && bits.healthy()) {
+      return DecideAtDifference(bits, expected, drawn, BitReader::kMaxPeek);
+    }
+  }
+  return CompareRemainingDigits(bits, words, count, position);
 }
 
 }  // namespace dpq

@@ -78,67 +78,35 @@ StatusOr<Rational> GaussianVarianceAtLeast(double variance) {
 
 namespace {
 
-// Bits [position, position + count) of `digits` (first bit highest), count
-// in 1..32; bits past the stored words read as 0.
-uint64_t DigitsAt(const ExpMinusDigits& digits, int position, int count) {
-  const size_t word = static_cast<size_t>(position / 64);
-  const int offset = position % 64;
-  uint64_t high = word < digits.words.size() ? digits.words[word] << offset : 0;
-  if (offset + count > 64 && word + 1 < digits.words.size()) {
-    high |= digits.words[word + 1] >> (64 - offset);
-  }
-  return high >> (64 - count);
-}
-
 // U < exp(-gamma) for a uniform U in [0, 1) read lazily from `bits`: U's
-// digits are compared with the certain digits of exp(-gamma), 32 at a time,
-// and only up to the first difference are consumed (which decides: U's digit
-// 0 where exp(-gamma)'s is 1 means U < exp(-gamma), and conversely). When all
-// the certain digits agree (probability 2^-100 or less) they are recomputed
-// with twice the precision and the comparison goes on: exact, since
-// exp(-gamma) is irrational for rational gamma > 0 and never has a last digit.
-bool BelowExpMinusSlow(BitReader& bits, const ExpMinusDigits& digits) {
-  const ExpMinusDigits* current = &digits;
+// digits are compared with the certain digits of exp(-gamma) (bits.h's
+// CompareDigits), and only up to the first difference are consumed. When
+// all the certain digits agree (probability 2^-100 or less) they are
+// recomputed with twice the precision and the comparison goes on: exact,
+// since exp(-gamma) is irrational for rational gamma > 0 and never has a
+// last digit.
+bool BelowExpMinusSlow(BitReader& bits, const ExpMinusDigits& digits,
+                       int position) {
   ExpMinusDigits finer;
   int limbs = static_cast<int>(digits.words.size()) + 1;
-  int position = 0;
   while (bits.healthy()) {
-    while (position < current->count) {
-      const int count = std::min(32, current->count - position);
-      const uint64_t expected = DigitsAt(*current, position, count);
-      const uint64_t drawn = bits.Peek(count);
-      const uint64_t difference = expected ^ drawn;
-      if (difference != 0) {
-        const int first = __builtin_clzll(difference) - (64 - count);
-        bits.Consume(first + 1);
-        // At the first difference exp(-gamma) has 1 (U < it) exactly when
-        // its digits are the larger number.
-        return expected > drawn;
-      }
-      bits.Consume(count);
-      position += count;
-      if (!bits.healthy()) return false;
-    }
     limbs *= 2;
     if (limbs > kMaxExpMinusLimbs) return false;  // probability < 2^-65000
     finer = ExpMinusLeadingDigits(digits.numerator, digits.denominator, limbs);
-    current = &finer;
+    const int decided =
+        CompareDigits(bits, finer.words.data(), finer.count, position);
+    if (decided >= 0) return decided == 1;
+    position = std::max(position, finer.count);
   }
   return false;
 }
 
-// The common case inline: the first 32 digits differ from U's.
+// The common case inline: the certain digits decide (the first 32 but
+// about once in 2^32).
 inline bool BelowExpMinus(BitReader& bits, const ExpMinusDigits& digits) {
-  if (digits.count >= 32) {
-    const uint64_t expected = digits.words[0] >> 32;
-    const uint64_t drawn = bits.Peek(32);
-    const uint64_t difference = expected ^ drawn;
-    if (difference != 0) {
-      bits.Consume(__builtin_clzll(difference) - 32 + 1);
-      return expected > drawn;
-    }
-  }
-  return BelowExpMinusSlow(bits, digits);
+  const int decided = CompareDigits(bits, digits.words.data(), digits.count, 0);
+  if (decided >= 0) return decided == 1;
+  return BelowExpMinusSlow(bits, digits, digits.count);
 }
 
 // True with probability exp(-numerator / denominator). `Word` must hold
@@ -393,19 +361,7 @@ ExpMinusDigits ExpMinusLeadingDigits(uint64_t numerator, uint64_t denominator,
     return out;  // no certain digits (gamma out of range, or too close to 0)
   }
   // The certain digits: those low and high share.
-  for (size_t i = size - 1; i-- > 0;) {
-    if (low[i] == high[i]) {
-      out.words.push_back(low[i]);
-      out.count += 64;
-      continue;
-    }
-    const int shared = __builtin_clzll(low[i] ^ high[i]);
-    if (shared > 0) {
-      out.words.push_back(low[i] & (~uint64_t{0} << (64 - shared)));
-      out.count += shared;
-    }
-    break;
-  }
+  out.count = SharedLeadingDigits(low, high, size - 1, &out.words);
   return out;
 }
 

@@ -198,7 +198,7 @@ Fixed ExpMinusSeries(const uint64_t* x, size_t limbs, uint64_t* error) {
 // First digit highest in (*words)[0]; returns how many.
 int TwoToMinusCertainDigits(Uint128 fraction, size_t limbs,
                             std::vector<uint64_t>* words) {
-  words->clear();
+  words->clear();  // (when no digit is certain)
   Bracket gamma;
   gamma.fraction = fraction;
   gamma.Compute(limbs);
@@ -217,44 +217,7 @@ int TwoToMinusCertainDigits(Uint128 fraction, size_t limbs,
     upper.assign(limbs + 1, ~uint64_t{0});
     upper[limbs] = 0;
   }
-  int count = 0;
-  for (size_t i = limbs; i-- > 0;) {
-    if (lower[i] == upper[i]) {
-      words->push_back(lower[i]);
-      count += 64;
-      continue;
-    }
-    const int shared = __builtin_clzll(lower[i] ^ upper[i]);
-    if (shared > 0) {
-      words->push_back(lower[i] & (~uint64_t{0} << (64 - shared)));
-      count += shared;
-    }
-    break;
-  }
-  return count;
-}
-
-// U's next digits against `count` digits of `word` (first digit highest),
-// up to 32 at a time, consuming only up to the deciding one: 1 if U's
-// digits fall below them (U < the value they begin), 0 if above, -1 if
-// all `count` agree (all consumed).
-int CompareDigits(BitReader& bits, uint64_t word, int count) {
-  int position = 0;
-  while (position < count) {
-    const int take = std::min(BitReader::kMaxPeek, count - position);
-    const uint64_t expected = (word << position) >> (64 - take);
-    const uint64_t drawn = bits.Peek(take);
-    if (!bits.healthy()) return 0;
-    const uint64_t difference = expected ^ drawn;
-    if (difference != 0) {
-      const int decide = __builtin_clzll(difference) - (64 - take);
-      bits.Consume(decide + 1);
-      return expected > drawn ? 1 : 0;
-    }
-    bits.Consume(take);
-    position += take;
-  }
-  return -1;
+  return SharedLeadingDigits(lower, upper, limbs, words);
 }
 
 // Past this many limbs (2^14 digits; reached with probability below
@@ -268,16 +231,9 @@ bool BelowTwoToMinusByDigits(BitReader& bits, Uint128 fraction, int position) {
   for (size_t limbs = 2; limbs <= kMostDigitLimbs && bits.healthy();
        limbs *= 2) {
     const int count = TwoToMinusCertainDigits(fraction, limbs, &words);
-    while (position < count) {
-      const size_t word = static_cast<size_t>(position / 64);
-      const int in_word = std::min(64, count - static_cast<int>(word) * 64);
-      const int offset = position % 64;
-      const int decided =
-          CompareDigits(bits, words[word] << offset, in_word - offset);
-      if (decided >= 0) return decided == 1;
-      if (!bits.healthy()) return false;
-      position = static_cast<int>(word) * 64 + in_word;
-    }
+    const int decided = CompareDigits(bits, words.data(), count, position);
+    if (decided >= 0) return decided == 1;
+    position = std::max(position, count);
   }
   return false;
 }
@@ -411,7 +367,7 @@ bool BernoulliTwoToMinusFractionForTest(BitReader& bits, Uint128 fraction,
   const auto high =
       static_cast<uint64_t>(scaled + window > most ? most : scaled + window);
   const int certain = low == high ? 64 : __builtin_clzll(low ^ high);
-  const int decided = CompareDigits(bits, low, certain);
+  const int decided = CompareDigits(bits, &low, certain, 0);
   if (decided >= 0) return decided == 1;
   return BelowTwoToMinusByDigits(bits, fraction, certain);
 }

@@ -63,14 +63,14 @@ const mutants = [
     tests: 'OutputWalkTest.*:ExactExponentialTest.*Round*',
   },
   {
-    // The acceptance trial reads U's digits up to the first that differs
-    // from 2^-f's, that one included; leaving it unread reuses a digit
-    // the trial decided on.
+    // A digit comparison (the 2^-f trial, the discrete Laplace's
+    // exp(-gamma) trials) reads U's digits up to the first that differs,
+    // that one included; leaving it unread reuses a digit it decided on.
     name: 'trial digits',
-    file: 'core/exact_exponential.cc',
-    from: '      bits.Consume(decide + 1);',
-    to: '      bits.Consume(decide);',
-    tests: 'ExactExponentialTest.*',
+    file: 'core/bits.h',
+    from: '  bits.Consume(decide + 1);',
+    to: '  bits.Consume(decide);',
+    tests: 'ExactExponentialTest.*:DiscreteNoiseTest.*',
   },
   {
     // The trial's window around its double must hold the double's error:

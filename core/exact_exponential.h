@@ -27,7 +27,7 @@
 //     from the series of exp(-frac(y) ln 2) with certified digits of ln 2,
 //     refined as far as the uniform needs (so never rounded).
 //     (Until version 0.2, Canonne, Kamath and Steinke's Algorithm 1, whose
-//     coins Bernoulli(frac(y) ln 2 / k) cost about ten times as much.)
+//     coins Bernoulli(frac(y) ln 2 / k) divided 128-bit brackets by k.)
 //  3. A rejected proposal is drawn again. Each round returns o with
 //     probability proportional to 2^a(o) weight(o) / 2^a(o) = weight(o).
 // Parts of the output range that are not worth listing (far tails) enter the

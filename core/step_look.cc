@@ -81,29 +81,19 @@ std::vector<int64_t> StepLookCounts(const Runs& runs, const OutputGrid& grid,
   // 2^52: a whole point p < 2^52 added to it sits in its low bits.
   const double shift = 4503599627370496.0;
   std::array<double, kStepLookMostLevels + 1> sums{};
-  // The total is every count, less what the caps cut and the bounds' cell:
-  // both rare, so the usual run adds to nothing but its class (a tenth of
-  // them), and no sum chains the loop (a running total made this pass a
-  // tenth of a grouped release in WebAssembly). Whole numbers below 2^53:
-  // every sum is exact in any order.
-  double cut = 0;
+  double total = 0;
   double bounds = 0;
   double before = 0;
   for (size_t i = 0; i < runs.size; ++i) {
     const double point = runs.points[i];
-    const double end = runs.ends[i];
-    const double count = end - before;
-    before = end;
-    // (Comparisons, not std::min: WebAssembly's f64.min also orders NaNs
+    const double count = runs.ends[i] - before;
+    before = runs.ends[i];
+    // (A comparison, not std::min: WebAssembly's f64.min also orders NaNs
     // and signed zeros, which made this pass 40% slower.)
-    const bool bound = point <= 0 || point >= last;  // the last cell
-    if (count > cap || bound) {
-      const double counted = count < cap ? count : cap;
-      cut += count - counted;
-      if (bound) {
-        bounds += counted;
-        continue;
-      }
+    const double counted = count < cap ? count : cap;
+    if (point <= 0 || point >= last) {  // a bound: the last cell
+      bounds += counted;
+      continue;
     }
     const double shifted = point + shift;
     uint64_t bits;
@@ -116,12 +106,12 @@ std::vector<int64_t> StepLookCounts(const Runs& runs, const OutputGrid& grid,
     const uint32_t tenth = (x >> 1) * 0xCCCCCCCDu;
     const uint32_t off_ten =
         (x & 1) | static_cast<uint32_t>(tenth > 0x33333333u);
+    total += counted;
     if (off_ten == 0) {
       sums[1 + static_cast<size_t>(TrailingDecimalZeros(tenth, levels - 1))] +=
-          count < cap ? count : cap;
+          counted;
     }
   }
-  const double total = before - cut - bounds;  // the counted inside points
   double on_ten = 0;
   for (size_t c = 1; c < sums.size(); ++c) on_ten += sums[c];
   sums[0] = total - on_ten;  // whole numbers below 2^53: exact

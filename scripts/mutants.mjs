@@ -443,8 +443,8 @@ const mutants = [
     // histogram's sensitivity 2, not 1).
     name: 'step look: one cell a record',
     file: 'core/step_look.cc',
-    from: '    if (off_ten == 0) {',
-    to: '    sums[1] += 1;\n    if (off_ten == 0) {',
+    from: '    total += counted;',
+    to: '    total += counted;\n    sums[1] += 1;',
     tests: 'StepLookTest.*',
   },
   {

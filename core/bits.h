@@ -218,6 +218,19 @@ inline Uint128 UniformBits(BitReader& bits, Uint128 bound) {
   return UniformWideBits(bits, bound, width);
 }
 
+// UniformBits(bits, 2^width) for width in [0, 128], without its bound's
+// arithmetic (128-bit in WebAssembly) or rejection test: the same bits
+// read, in the same order, and the same value.
+inline Uint128 UniformPowerOfTwoBits(BitReader& bits, int width) {
+  if (width <= BitReader::kMaxPeek) return bits.Bits(width);
+  if (width <= 2 * BitReader::kMaxPeek) {
+    const int rest = width - BitReader::kMaxPeek;
+    const uint64_t high = bits.Bits(BitReader::kMaxPeek) << rest;
+    return high | bits.Bits(rest);
+  }
+  return UniformWideBits(bits, PowerOfTwo(width), width);
+}
+
 // True with probability numerator / denominator: a uniform U in [0, 1) is
 // compared with p = numerator / denominator one binary digit at a time, each
 // digit of p from exact long division. `Word` holds 2 denominator.

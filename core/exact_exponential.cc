@@ -403,7 +403,7 @@ void DyadicTable::Finish() {
 
 size_t DyadicTable::Draw(BitReader& bits) const {
   const Uint128 total = prefix_.back();
-  const Uint128 v = UniformBits(bits, PowerOfTwo(CeilLog2(total)));
+  const Uint128 v = UniformPowerOfTwoBits(bits, CeilLog2(total));
   if (v >= total) return kNone;
   return static_cast<size_t>(
       std::upper_bound(prefix_.begin(), prefix_.end(), v) - prefix_.begin());
@@ -420,7 +420,7 @@ size_t DyadicTable::DrawWithin(BitReader& bits, int64_t cap) const {
       !BernoulliTwoToMinus(bits, static_cast<uint64_t>(span - width))) {
     return kNone;
   }
-  const Uint128 v = UniformBits(bits, Uint128{1} << width);
+  const Uint128 v = UniformPowerOfTwoBits(bits, width);
   if (v >= total) return kNone;
   return static_cast<size_t>(
       std::upper_bound(prefix_.begin(), prefix_.end(), v) - prefix_.begin());

@@ -309,15 +309,18 @@ class PointDraw {
     // the rank falls.
     const uint64_t start =
         std::min<uint64_t>(p.count() - 1, weights_.target_rank());
-    const size_t run = p.runs.RunOfRank(p.lo + start);
     const RunRange range = ProblemRuns(p);
+    const size_t run =
+        range.single ? range.first + start : p.runs.RunOfRank(p.lo + start);
     const int64_t point = p.runs.point(run);
-    const uint64_t below = p.Local(p.runs.before(run));
+    const uint64_t below = range.single ? start : p.Local(p.runs.before(run));
     const uint64_t records =
-        p.Local(static_cast<uint64_t>(p.runs.ends[run])) - below;
+        range.single ? 1
+                     : p.Local(static_cast<uint64_t>(p.runs.ends[run])) - below;
     const uint64_t mass = p.measure.Weight(point);
     const int64_t whole = weights_.Whole(below, below + records);
-    top_.Add(PointBand{point, point, mass, whole}, CeilLog2Of64(mass) - whole);
+    top_.Add(PointBand{point, point, mass, whole, run, run + 1},
+             CeilLog2Of64(mass) - whole);
     Walk(weights_, settings_, &top_,
          PointBands(weights_, p, range, true, run + 1, point + 1));
     Walk(weights_, settings_, &top_,
@@ -334,16 +337,25 @@ class PointDraw {
         });
     if (band == nullptr) return false;
     const auto offset = static_cast<uint64_t>(
-        UniformBits(bits, PowerOfTwo(CeilLog2Of64(band->mass))));
+        UniformPowerOfTwoBits(bits, CeilLog2Of64(band->mass)));
     if (offset >= band->mass) return false;
     const QuantileProblem& p = weights_.problem();
     const int64_t point =
         band->first == band->last
             ? band->first
             : p.measure.PointAt(band->first, band->last, offset);
-    const uint64_t below = p.Below(point);
-    if (!AcceptBelow(bits, band->whole,
-                     weights_.At(below, p.AtOrBelow(point)))) {
+    // The point's records: the band's runs hold every one at its points.
+    const double* points = p.runs.points;
+    const auto at = static_cast<double>(point);
+    const size_t j = static_cast<size_t>(
+        std::lower_bound(points + band->run_first, points + band->run_end, at) -
+        points);
+    const uint64_t below = p.Local(p.runs.before(j));
+    const uint64_t at_or_below =
+        j < band->run_end && points[j] == at
+            ? p.Local(static_cast<uint64_t>(p.runs.ends[j]))
+            : below;
+    if (!AcceptBelow(bits, band->whole, weights_.At(below, at_or_below))) {
       return false;
     }
     out->point = point;
@@ -394,7 +406,7 @@ class SplitDraw {
           ListGroup(weights_, settings_, w, pool);
         });
     if (band == nullptr) return false;
-    const Uint128 offset = UniformBits(bits, PowerOfTwo(CeilLog2(band->size)));
+    const Uint128 offset = UniformPowerOfTwoBits(bits, CeilLog2(band->size));
     if (offset >= band->size) return false;
     // The band's rank whose outputs hold the offset: the last with its
     // edge at or before it. Searched from where the offset's share of the
@@ -409,12 +421,22 @@ class SplitDraw {
           ApproximateDouble(offset) / ApproximateDouble(band->size);
       const auto guess = static_cast<uint64_t>(std::min(
           share * static_cast<double>(width + 1), static_cast<double>(width)));
+      // The last edge found at or before the offset is usually the
+      // answer's: kept, not read again.
+      uint64_t kept = 0;
+      Uint128 kept_span = 0;
       rank += LastSame(width, guess, [&](uint64_t i) {
-        return edges_.Span(band->edge, edges_.At(band->first + i, &run)) <=
-               offset;
+        const Uint128 span =
+            edges_.Span(band->edge, edges_.At(band->first + i, &run));
+        if (span > offset) return false;
+        kept = i;
+        kept_span = span;
+        return true;
       });
       if (rank > band->first) {
-        before = edges_.Span(band->edge, edges_.At(rank, &run));
+        before = rank - band->first == kept
+                     ? kept_span
+                     : edges_.Span(band->edge, edges_.At(rank, &run));
       }
     }
     if (!AcceptBelow(bits, band->whole, weights_.At(rank, rank))) {

@@ -22,10 +22,14 @@
 
 namespace dpq {
 
-// The runs holding a problem's ranks [lo, hi): [first, end).
+// The runs holding a problem's ranks [lo, hi): [first, end). `single`:
+// every one of them holds one of the problem's records (as many runs as
+// records; each holds at least one), so record i's run is first + i, found
+// without a search or a count read (continuous data: most problems).
 struct RunRange {
   size_t first = 0;
   size_t end = 0;
+  bool single = false;
 };
 
 inline RunRange ProblemRuns(const QuantileProblem& p) {
@@ -40,7 +44,7 @@ inline RunRange ProblemRuns(const QuantileProblem& p) {
       r.ends[r.size - 1] > last && (r.size == 1 || !(r.ends[r.size - 2] > last))
           ? r.size
           : r.RunOfRank(p.hi - 1) + 1;
-  return {first, end};
+  return {first, end, end - first == p.count()};
 }
 
 // The run of `range` holding the problem's record `record` (0-based, below
@@ -48,6 +52,7 @@ inline RunRange ProblemRuns(const QuantileProblem& p) {
 // reads near the hint, O(log) at worst.
 inline size_t RunOfRecord(const QuantileProblem& p, RunRange range,
                           uint64_t record, size_t hint) {
+  if (range.single) return range.first + static_cast<size_t>(record);
   const uint64_t rank = p.lo + record;
   const double* ends = p.runs.ends;
   // The first run whose cumulative count exceeds the rank: in
@@ -148,13 +153,17 @@ inline RankOutputs OutputsOfRank(const QuantileProblem& p, RunRange range,
   const uint64_t n = p.count();
   size_t j = range.end;  // record r's run (none at r = n)
   o.run = j;
-  uint64_t prefix_high = p.measure.Prefix(p.last_point + 1);
+  uint64_t prefix_high = 0;
   o.gap_last = p.last_point;
-  if (r < n) {
+  if (r == n) {
+    prefix_high = p.measure.Prefix(p.last_point + 1);
+  } else {
     j = RunOfRecord(p, range, r, hint);
     o.run = j;
-    const uint64_t below = p.Local(p.runs.before(j));
-    const uint64_t c = p.Local(static_cast<uint64_t>(p.runs.ends[j])) - below;
+    const uint64_t below = range.single ? r : p.Local(p.runs.before(j));
+    const uint64_t c =
+        range.single ? 1
+                     : p.Local(static_cast<uint64_t>(p.runs.ends[j])) - below;
     o.high_point = p.runs.point(j);
     const uint64_t weight = p.measure.Weight(o.high_point);
     if (r > below) {  // inside the atom
@@ -166,12 +175,16 @@ inline RankOutputs OutputsOfRank(const QuantileProblem& p, RunRange range,
     o.gap_last = o.high_point - 1;
     prefix_high = p.measure.Prefix(o.high_point);
   }
-  uint64_t prefix_low = p.measure.Prefix(p.first_point);
+  uint64_t prefix_low = 0;
   o.gap_first = p.first_point;
-  if (r > 0) {  // record r - 1 ends the run before j
+  if (r == 0) {
+    prefix_low = p.measure.Prefix(p.first_point);
+  } else {  // record r - 1 ends the run before j
     const size_t i = j - 1;
-    const uint64_t below = p.Local(p.runs.before(i));
-    const uint64_t c = p.Local(static_cast<uint64_t>(p.runs.ends[i])) - below;
+    const uint64_t below = range.single ? r - 1 : p.Local(p.runs.before(i));
+    const uint64_t c =
+        range.single ? 1
+                     : p.Local(static_cast<uint64_t>(p.runs.ends[i])) - below;
     o.low_point = p.runs.point(i);
     const uint64_t weight = p.measure.Weight(o.low_point);
     o.low_size = (k - 1 - static_cast<uint64_t>(SubGapBound(c, k, c))) * weight;
@@ -223,12 +236,14 @@ class RankEdges {
     const size_t j = RunOfRecord(*p_, range_, r - 1, *run);
     *run = j;
     const int64_t point = p_->runs.point(j);
-    const uint64_t below = p_->Local(p_->runs.before(j));
-    const uint64_t c =
-        p_->Local(static_cast<uint64_t>(p_->runs.ends[j])) - below;
-    const uint64_t h = r - below;
-    const uint64_t sub =
-        c == 1 ? one_ : static_cast<uint64_t>(SubGapBound(c, k_, h) + 1);
+    uint64_t sub = one_;
+    if (!range_.single) {
+      const uint64_t below = p_->Local(p_->runs.before(j));
+      const uint64_t c =
+          p_->Local(static_cast<uint64_t>(p_->runs.ends[j])) - below;
+      if (c != 1)
+        sub = static_cast<uint64_t>(SubGapBound(c, k_, r - below) + 1);
+    }
     return {p_->measure.Prefix(point), p_->measure.Weight(point) * sub};
   }
   Uint128 Span(RankEdge from, RankEdge to) const {
@@ -445,6 +460,10 @@ struct PointBand {
   int64_t last = 0;
   uint64_t mass = 0;
   int64_t whole = 0;
+  // The runs at its points, [run_first, run_end): a drawn point's records
+  // are searched among them, not among all runs.
+  size_t run_first = 0;
+  size_t run_end = 0;
 };
 
 // Walks the atom-aware form's outputs outward from the run holding the
@@ -468,7 +487,8 @@ class SegmentBandWalker {
         upward_(upward),
         run_(run),
         next_point_(next_point),
-        rank_(problem.Local(problem.runs.before(run))),
+        rank_(range.single ? run - range.first
+                           : problem.Local(problem.runs.before(run))),
         edge_(problem.measure.Prefix(upward ? next_point : next_point + 1)),
         end_(problem.measure.Prefix(upward ? problem.last_point + 1
                                            : problem.first_point)) {}
@@ -493,32 +513,44 @@ class SegmentBandWalker {
       uint64_t e = a;
       if (a < n) e = a + BandReach(*w_, a, n - a, end, true);
       int64_t last = p_->last_point;
+      const size_t run_first = run_;
+      size_t run_end = range_.end;
       if (e < n) {
         run_ = RunOfRecord(*p_, range_, e, run_);
         last = p_->runs.point(run_);
+        run_end = run_ + 1;
       }
       const uint64_t far = p_->measure.Prefix(last + 1);
-      list(PointBand{next_point_, last, far - edge_, whole},
+      list(PointBand{next_point_, last, far - edge_, whole, run_first, run_end},
            CeilLog2Of64(far - edge_), a, e);
       edge_ = far;
       next_point_ = last + 1;
-      if (e < n)
-        rank_ = p_->Local(static_cast<uint64_t>(p_->runs.ends[run_++]));
+      if (e < n) {
+        rank_ = range_.single
+                    ? run_ + 1 - range_.first
+                    : p_->Local(static_cast<uint64_t>(p_->runs.ends[run_]));
+        ++run_;
+      }
       return;
     }
     uint64_t e = a;
     if (a > 0) e = a - BandReach(*w_, a, a, end, false);
     int64_t first = p_->first_point;
+    const size_t run_end = run_;
     if (e > 0) {
       run_ = RunOfRecord(*p_, range_, e - 1, run_ - 1);
       first = p_->runs.point(run_);
     }
+    const size_t run_first = e > 0 ? run_ : range_.first;
     const uint64_t near = p_->measure.Prefix(first);
-    list(PointBand{first, next_point_, edge_ - near, whole},
+    list(PointBand{first, next_point_, edge_ - near, whole, run_first, run_end},
          CeilLog2Of64(edge_ - near), e, a);
     edge_ = near;
     next_point_ = first - 1;
-    if (e > 0) rank_ = p_->Local(p_->runs.before(run_));
+    if (e > 0) {
+      rank_ = range_.single ? run_ - range_.first
+                            : p_->Local(p_->runs.before(run_));
+    }
   }
 
  private:

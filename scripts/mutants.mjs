@@ -82,6 +82,15 @@ const mutants = [
     tests: 'ExactExponentialTest.*',
   },
   {
+    // A range of one record a run reads record i's run as first + i: an
+    // off-by-one there puts a rank's outputs at the wrong point.
+    name: 'single runs',
+    file: 'core/output_walk.h',
+    from: '  if (range.single) return range.first + static_cast<size_t>(record);',
+    to: '  if (range.single) return range.first + static_cast<size_t>(record) / 2 * 2;',
+    tests: 'OutputWalkTest.*',
+  },
+  {
     name: 'AQ per-path share',
     file: 'core/aq.cc',
     from: 'return DivideDown(budget, ApproximateQuantilesLevels(end - begin));',

@@ -229,6 +229,42 @@ TEST(PointMeasureTest, ReachedMassesMatchTheDefinitionAtEveryReachAndDrop) {
   }
 }
 
+TEST(PointMeasureTest, APointsBinIsTheLastWhoseEdgeIsAtOrBelowIt) {
+  // BinOf guesses in floating point and corrects against the edges: it must
+  // give the definition's bin at every point, on grids from fewer points
+  // than bins to 2^52 + 1 points, near every edge.
+  std::array<uint64_t, kMostBins> f{};
+  f.fill(1);
+  for (const int64_t points :
+       {int64_t{1}, int64_t{5}, int64_t{16}, int64_t{17}, int64_t{1000},
+        int64_t{999983}, (int64_t{1} << 40) + 7, (int64_t{1} << 52) + 1}) {
+    for (const int bins : {1, 3, 7, 10, 16}) {
+      const BinnedWeights w(points, f.data(), bins);
+      auto definition = [&](int64_t p) {
+        int last = 0;
+        for (int b = 0; b <= bins; ++b) {
+          if (BinnedWeights::EdgeOf(b, bins, points) <= p && b < bins) last = b;
+        }
+        return last;
+      };
+      std::vector<int64_t> probes;
+      for (int b = 0; b <= bins; ++b) {
+        const int64_t edge = BinnedWeights::EdgeOf(b, bins, points);
+        ASSERT_EQ(w.Edge(b), edge);
+        for (int64_t d = -2; d <= 2; ++d) probes.push_back(edge + d);
+      }
+      for (int64_t p = 0; p < std::min<int64_t>(points, 40); ++p) {
+        probes.push_back(p);
+      }
+      for (const int64_t p : probes) {
+        if (p < 0 || p >= points) continue;
+        ASSERT_EQ(w.BinOf(p), definition(p))
+            << points << " " << bins << " " << p;
+      }
+    }
+  }
+}
+
 TEST(PointMeasureTest, AFactorMultipliesTheShellsBinByBin) {
   // Factor weights 2^0..2^4 over 16 bins of a grid of 3000 points; measures
   // on stretches of it, with and without reaches, weigh shells x factor.

@@ -103,12 +103,14 @@ TEST(OutputWalkTest, RunOfRecordFindsTheRunFromEveryHint) {
 TEST(OutputWalkTest, RankEdgesSizeAndLocateEveryRanksOutputs) {
   SeededRandom rng(11);
   int cases = 0;
+  int single = 0;  // ranges of one record a run (read without counts)
   for (int trial = 0; trial < 300; ++trial) {
     for (uint64_t k : {uint64_t{1}, uint64_t{2}, uint64_t{3}, uint64_t{4},
                        uint64_t{1} << 32}) {
       const Case c = RandomCase(rng, trial % 3);
       const QuantileProblem& p = c.problem;
       const RunRange range = ProblemRuns(p);
+      single += range.single ? 1 : 0;
       const RankEdges edges(p, range, k);
       const uint64_t n = p.count();
       const int shift = SubPointShift(k);
@@ -142,6 +144,9 @@ TEST(OutputWalkTest, RankEdgesSizeAndLocateEveryRanksOutputs) {
     }
   }
   EXPECT_EQ(cases, 1500);
+  // Both ways of reading a run: by its counts, and as record i's (first + i).
+  EXPECT_GT(single, 300);
+  EXPECT_LT(single, 1200);
 }
 
 // floor(y) as the draws compute it, with guesses that are often wrong
@@ -340,6 +345,10 @@ TEST(OutputWalkTest, PointBandsCoverTheRangeOnceAndShareTheirExponent) {
                       ASSERT_EQ(band.whole, near);
                       ASSERT_EQ(size_bits, CeilLog2Of64(band.mass));
                       ASSERT_EQ(weights.Whole(low, high), near);
+                      // Its runs: exactly those at its points.
+                      ASSERT_EQ(band.run_first,
+                                p.runs.FirstAtOrAbove(band.first));
+                      ASSERT_EQ(band.run_end, p.runs.FirstAbove(band.last));
                       for (int64_t v = band.first; v <= band.last; ++v) {
                         ++seen[static_cast<size_t>(v - p.first_point)];
                         ASSERT_GE(whole_of(v), near) << v;

@@ -452,8 +452,17 @@ const mutants = [
     // histogram's sensitivity 2, not 1).
     name: 'step look: one cell a record',
     file: 'core/step_look.cc',
-    from: '    total += counted;',
-    to: '    total += counted;\n    sums[1] += 1;',
+    from: '      total += counted;',
+    to: '      total += counted;\n      sums[1] += 1;',
+    tests: 'StepLookTest.*',
+  },
+  {
+    // The step look's runs on a lattice of ten, listed without a branch:
+    // every run listed puts the runs off it in class 1 and up.
+    name: 'step look: the listed runs',
+    file: 'core/step_look.cc',
+    from: '      on_count += on;',
+    to: '      on_count += on | 1u;',
     tests: 'StepLookTest.*',
   },
   {

@@ -341,6 +341,27 @@ double DefaultAqLookShare(const std::vector<double>& quantiles) {
 }
 
 StatusOr<AqLookPlan> PlanAqLook(const PrivacyBudget& budget, double share) {
+  // The plan is a function of the budget and the share alone, and a
+  // grouped release asks for the same one for every group: the last one
+  // made is kept per thread (public values only).
+  struct Kept {
+    bool valid = false;
+    PrivacyBudget budget;
+    double share = 0;
+    AqLookPlan plan;
+  };
+  static thread_local Kept kept;
+  if (kept.valid && kept.share == share && kept.budget.kind == budget.kind &&
+      kept.budget.epsilon == budget.epsilon &&
+      kept.budget.delta == budget.delta && kept.budget.rho == budget.rho) {
+    return kept.plan;
+  }
+  StatusOr<AqLookPlan> made = MakeAqLookPlan(budget, share);
+  if (made.ok()) kept = {true, budget, share, made.value()};
+  return made;
+}
+
+StatusOr<AqLookPlan> MakeAqLookPlan(const PrivacyBudget& budget, double share) {
   const BudgetSplit split = SplitBudget(budget, share);
   StatusOr<CountNoise> noise = CountNoiseFor(split.share);
   if (!noise.ok()) return noise.status();
@@ -394,9 +415,13 @@ AqLook AqLookFromCounts(const std::vector<int64_t>& noisy, double noise_scale,
                         int64_t points) {
   AqLook look;
   const int bins = std::min(static_cast<int>(noisy.size()), kMostBins);
-  const auto edge = [&](int b) {
-    return BinnedWeights::EdgeOf(b, bins, points);
-  };
+  // The bins' edges once (each a division; the loops below read each
+  // twice, per group of a grouped release).
+  std::array<int64_t, kMostBins + 1> edges{};
+  for (int b = 0; b <= bins; ++b) {
+    edges[static_cast<size_t>(b)] = BinnedWeights::EdgeOf(b, bins, points);
+  }
+  const auto edge = [&](int b) { return edges[static_cast<size_t>(b)]; };
   // How many bins b lies outside the found span (0 inside it).
   const auto outside = [&](int b) {
     return b < look.first_found  ? look.first_found - b

@@ -218,6 +218,23 @@ inline Uint128 UniformBits(BitReader& bits, Uint128 bound) {
   return UniformWideBits(bits, bound, width);
 }
 
+// UniformBits for a 64-bit bound: the same bits read and the same value,
+// in 64-bit arithmetic and inline (the noise samplers' uniforms; the
+// 128-bit one is a call with two-word arithmetic in WebAssembly).
+DPQ_HOT_INLINE inline uint64_t UniformBits(BitReader& bits, uint64_t bound) {
+  if (bound <= 1) return 0;
+  const int width = 64 - __builtin_clzll(bound - 1);
+  if (width > BitReader::kMaxPeek) {
+    return static_cast<uint64_t>(
+        UniformWideBits(bits, static_cast<Uint128>(bound), width));
+  }
+  uint64_t value;
+  do {
+    value = bits.Bits(width);
+  } while (value >= bound && bits.healthy());
+  return value < bound ? value : 0;
+}
+
 // UniformBits(bits, 2^width) for width in [0, 128], without its bound's
 // arithmetic (128-bit in WebAssembly) or rejection test: the same bits
 // read, in the same order, and the same value.

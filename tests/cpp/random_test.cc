@@ -139,6 +139,32 @@ TEST(UniformTest, UniformBitsReadsTheFewestBitsBelowEveryBound) {
       ASSERT_TRUE(value == expected) << "width " << width << " draw " << i;
       ASSERT_EQ(fast.consumed(), slow.consumed()) << "width " << width;
     }
+    // The 64-bit form reads the same bits for the same values, and the
+    // power-of-two form the same as the general one at 2^width.
+    if (bound <= two64 - 1) {
+      SeededRandom c(9);
+      SeededRandom d(9);
+      BitReader narrow(c);
+      BitReader wide(d);
+      for (int i = 0; i < 300; ++i) {
+        const uint64_t value =
+            UniformBits(narrow, static_cast<uint64_t>(bound));
+        ASSERT_TRUE(value == UniformBits(wide, bound)) << "draw " << i;
+        ASSERT_EQ(narrow.consumed(), wide.consumed());
+      }
+    }
+    if (width < 128) {
+      SeededRandom c(9);
+      SeededRandom d(9);
+      BitReader power(c);
+      BitReader general(d);
+      for (int i = 0; i < 300; ++i) {
+        ASSERT_TRUE(UniformPowerOfTwoBits(power, width) ==
+                    UniformBits(general, PowerOfTwo(width)))
+            << "width " << width << " draw " << i;
+        ASSERT_EQ(power.consumed(), general.consumed());
+      }
+    }
   }
 }
 

@@ -128,9 +128,12 @@ constexpr int kDrawHeadroom = 24;
 // rest instead of one per bit, at the price of rounds rejected for the
 // outputs past a band's first bit. Two rather than four (measured, n =
 // 1,000, m = 120: 8.9 items a split draw instead of 11.1, 3.4 rounds
-// instead of 2.9, 4% less time a release in WebAssembly, 3% natively).
+// instead of 2.9, 4% less time a release in WebAssembly, 3% natively);
+// one rather than two (WebAssembly, in one process: grouped releases of
+// nine deciles 2% faster at 1,000 and 10,000 groups, one call 1% to 3%
+// faster at m = 1 and 9, the same at m = 120; none: 1% faster).
 // Any value is exact. Not privacy-relevant.
-constexpr int kExactBandBits = 2;
+constexpr int kExactBandBits = 1;
 // The cap on a distance in units of 2^-20: 2^63, i.e. 2^43 ranks (see
 // above). Public; any cap is private.
 constexpr uint64_t kMaxScaledDistance = uint64_t{1} << 63;

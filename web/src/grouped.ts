@@ -107,22 +107,20 @@ export function groupedReleases(kit: HeapKit) {
       const from = at + k * m;
       const low = heap[looks + 4 * k];
       const seenLow = heap[looks + 4 * k + 2];
-      groups.push({
-        key,
-        values: heap.slice(from, from + m),
-        ...(counted ? { count: heap[counts + k] } : {}),
-        ...(confidence === undefined
-          ? {}
-          : { intervals: { low: heap.slice(from + width, from + width + m), high: heap.slice(from + 2 * width, from + 2 * width + m) } }),
-        ...(Number.isNaN(low) && Number.isNaN(seenLow)
-          ? {}
-          : {
-              firstLook: {
-                ...(Number.isNaN(low) ? {} : { found: [low, heap[looks + 4 * k + 1]] as [number, number] }),
-                ...(Number.isNaN(seenLow) ? {} : { seen: [seenLow, heap[looks + 4 * k + 3]] as [number, number] }),
-              },
-            }),
-      });
+      // Fields set one by one, in the order the type lists them (spreads
+      // of empty objects cost a copy each, per group).
+      const group: GroupRelease<GroupKeyOrTuple> = { key, values: heap.slice(from, from + m) };
+      if (counted) group.count = heap[counts + k];
+      if (confidence !== undefined) {
+        group.intervals = { low: heap.slice(from + width, from + width + m), high: heap.slice(from + 2 * width, from + 2 * width + m) };
+      }
+      if (!(Number.isNaN(low) && Number.isNaN(seenLow))) {
+        const look: { found?: [number, number]; seen?: [number, number] } = {};
+        if (!Number.isNaN(low)) look.found = [low, heap[looks + 4 * k + 1]];
+        if (!Number.isNaN(seenLow)) look.seen = [seenLow, heap[looks + 4 * k + 3]];
+        group.firstLook = look;
+      }
+      groups.push(group);
     });
     const { values: _values, intervals, firstLook, ...rest } = base;
     void _values;

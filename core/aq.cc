@@ -414,6 +414,22 @@ double AqLookLogProbability(const Runs& runs, int64_t points,
 AqLook AqLookFromCounts(const std::vector<int64_t>& noisy, double noise_scale,
                         int64_t points) {
   AqLook look;
+  AqLookFromCounts(noisy, noise_scale, points, &look);
+  return look;
+}
+
+void AqLookFromCounts(const std::vector<int64_t>& noisy, double noise_scale,
+                      int64_t points, AqLook* out) {
+  // In place: every field set below, the two weights built where they
+  // stay (a look is 880 bytes; a grouped release builds one a group).
+  AqLook& look = *out;
+  look.first_found = -1;
+  look.last_found = -1;
+  look.first_seen = -1;
+  look.last_seen = -1;
+  look.spread = 0;
+  look.counted = 0;
+  look.faint = 0;
   const int bins = std::min(static_cast<int>(noisy.size()), kMostBins);
   // The bins' edges once (each a division; the loops below read each
   // twice, per group of a grouped release).
@@ -461,7 +477,7 @@ AqLook AqLookFromCounts(const std::vector<int64_t>& noisy, double noise_scale,
     weights[static_cast<size_t>(b)] = uint64_t{1} << bits;
   }
   look.found = true;
-  look.weights = BinnedWeights(points, weights.data(), bins);
+  look.weights.Assign(points, weights.data(), bins);
   {
     std::array<int64_t, kMostBins> counted{};
     int64_t total = 0;
@@ -509,9 +525,10 @@ AqLook AqLookFromCounts(const std::vector<int64_t>& noisy, double noise_scale,
                           std::min(kAqLookShellBits,
                                    kAqLookDecayBits * outside(b)));
     }
-    look.shell_factor = BinnedWeights(points, factor.data(), bins);
+    look.shell_factor.Assign(points, factor.data(), bins);
+  } else {
+    look.shell_factor = BinnedWeights();
   }
-  return look;
 }
 
 }  // namespace dpq

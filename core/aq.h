@@ -208,6 +208,9 @@ double AqLookLogProbability(const Runs& runs, int64_t points,
 // standard deviation) `noise_scale` > 0.
 AqLook AqLookFromCounts(const std::vector<int64_t>& noisy, double noise_scale,
                         int64_t points);
+// The same into `look` (every field set; no copy of it).
+void AqLookFromCounts(const std::vector<int64_t>& noisy, double noise_scale,
+                      int64_t points, AqLook* look);
 
 std::vector<int64_t> SampleApproximateQuantiles(
     const Runs& runs, int64_t steps, const std::vector<double>& quantiles,

@@ -238,7 +238,8 @@ DPQ_HOT_INLINE inline uint64_t UniformBits(BitReader& bits, uint64_t bound) {
 // UniformBits(bits, 2^width) for width in [0, 128], without its bound's
 // arithmetic (128-bit in WebAssembly) or rejection test: the same bits
 // read, in the same order, and the same value.
-inline Uint128 UniformPowerOfTwoBits(BitReader& bits, int width) {
+DPQ_HOT_INLINE inline Uint128 UniformPowerOfTwoBits(BitReader& bits,
+                                                    int width) {
   if (width <= BitReader::kMaxPeek) return bits.Bits(width);
   if (width <= 2 * BitReader::kMaxPeek) {
     const int rest = width - BitReader::kMaxPeek;

@@ -91,7 +91,7 @@ Status TakeAqLook(const MethodInput& in, double share, ReleaseReport* report,
   const int64_t points = in.grid.steps() + 1;
   std::vector<int64_t> counts = AqLookCounts(in.runs, points, kAqLookBins);
   plan.value().noise.AddTo(&counts, in.rng);
-  *look = AqLookFromCounts(counts, plan.value().noise_scale, points);
+  AqLookFromCounts(counts, plan.value().noise_scale, points, look);
   report->look_share = share;
   report->look_spent = plan.value().share;
   // `found`: the span of bins whose noisy count passed kAqLookFoundScales

@@ -121,8 +121,9 @@ uint64_t PointMeasure::ReachedSideMass(int64_t cells, int reach,
   return total;
 }
 
-BinnedWeights::BinnedWeights(int64_t points, const uint64_t* weights, int bins)
-    : points_(points), bins_(std::min(std::max(bins, 1), kMostBins)) {
+void BinnedWeights::Assign(int64_t points, const uint64_t* weights, int bins) {
+  points_ = points;
+  bins_ = std::min(std::max(bins, 1), kMostBins);
   for (int b = 0; b <= bins_; ++b) {
     edges_[static_cast<size_t>(b)] = EdgeOf(b, bins_, points_);
   }

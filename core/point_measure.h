@@ -39,7 +39,12 @@ class BinnedWeights {
   BinnedWeights() = default;
   // `weights[0..bins)` (1 <= bins <= kMostBins; each 1 .. 2^31, points x
   // weight below 2^63) over `points` points, at most one bin a point.
-  BinnedWeights(int64_t points, const uint64_t* weights, int bins);
+  BinnedWeights(int64_t points, const uint64_t* weights, int bins) {
+    Assign(points, weights, bins);
+  }
+  // The same in place (a look's weights are rebuilt per group; a
+  // temporary and its copy cost more than the building).
+  void Assign(int64_t points, const uint64_t* weights, int bins);
 
   int bins() const { return bins_; }
   // Bin b covers the points [Edge(b), Edge(b + 1) - 1].

@@ -391,9 +391,15 @@ TEST(AqTest, FirstLookHistogramSpendsItsShareExactly) {
 // side of the threshold, with atoms and records on the edges.
 TEST(AqTest, FirstLookCountsByPassAndBySearchAgree) {
   SeededRandom rng(17);
-  for (const size_t size : {size_t{1}, size_t{40}, kAqLookWalkedRuns,
-                            kAqLookWalkedRuns + 1, size_t{900}}) {
-    const int64_t points = 1000 + static_cast<int64_t>(rng.NextUint64() % 97);
+  int searched = 0;  // cases past the threshold in runs
+  for (const size_t size :
+       {size_t{1}, size_t{40}, size_t{900}, kAqLookWalkedRuns,
+        kAqLookWalkedRuns + 1, 3 * kAqLookWalkedRuns}) {
+    // Points enough for most records to have their own (runs past the
+    // threshold), or few (atoms).
+    const int64_t points =
+        (size > 900 ? 8 * static_cast<int64_t>(kAqLookWalkedRuns) : 1000) +
+        static_cast<int64_t>(rng.NextUint64() % 97);
     std::vector<double> cells;
     for (size_t i = 0; i < size; ++i) {
       const uint64_t pick = rng.NextUint64();
@@ -419,7 +425,9 @@ TEST(AqTest, FirstLookCountsByPassAndBySearchAgree) {
     }
     EXPECT_EQ(counts, expected)
         << size << " records, " << store.view().size << " runs";
+    searched += store.view().size > kAqLookWalkedRuns ? 1 : 0;
   }
+  EXPECT_GE(searched, 1);  // the searches ran, as well as the pass
 }
 
 TEST(AqTest, FirstLookCountsEveryRecordInItsBin) {

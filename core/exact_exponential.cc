@@ -401,12 +401,28 @@ void DyadicTable::Finish() {
   }
 }
 
+size_t DyadicTable::EntryAt(Uint128 v) const {
+  // The first entry whose prefix passes v. A draw's few entries (totals
+  // below 2^64): the count of prefixes at or below v, one comparison an
+  // entry and no branch (a binary search's branches go either way at
+  // random); a search otherwise.
+  if (prefix_.size() <= kCountedEntries && (prefix_.back() >> 64) == 0) {
+    const auto low = static_cast<uint64_t>(v);
+    size_t count = 0;
+    for (const Uint128& prefix : prefix_) {
+      count += static_cast<uint64_t>(prefix) <= low ? 1 : 0;
+    }
+    return count;
+  }
+  return static_cast<size_t>(
+      std::upper_bound(prefix_.begin(), prefix_.end(), v) - prefix_.begin());
+}
+
 size_t DyadicTable::Draw(BitReader& bits) const {
   const Uint128 total = prefix_.back();
   const Uint128 v = UniformPowerOfTwoBits(bits, CeilLog2(total));
   if (v >= total) return kNone;
-  return static_cast<size_t>(
-      std::upper_bound(prefix_.begin(), prefix_.end(), v) - prefix_.begin());
+  return EntryAt(v);
 }
 
 size_t DyadicTable::DrawWithin(BitReader& bits, int64_t cap) const {
@@ -422,8 +438,7 @@ size_t DyadicTable::DrawWithin(BitReader& bits, int64_t cap) const {
   }
   const Uint128 v = UniformPowerOfTwoBits(bits, width);
   if (v >= total) return kNone;
-  return static_cast<size_t>(
-      std::upper_bound(prefix_.begin(), prefix_.end(), v) - prefix_.begin());
+  return EntryAt(v);
 }
 
 bool DyadicTable::Thin(BitReader& bits, size_t i) const {

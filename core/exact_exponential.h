@@ -186,6 +186,11 @@ class DyadicTable {
   bool Thin(BitReader& bits, size_t i) const;
 
  private:
+  // Up to this many entries an entry is found by counting, not searching
+  // (EntryAt). Not privacy-relevant: the same entry either way.
+  static constexpr size_t kCountedEntries = 32;
+  size_t EntryAt(Uint128 v) const;
+
   std::vector<int64_t> exponents_;
   std::vector<Uint128> prefix_;  // prefix_[i]: units of entries [0, i]
   int64_t unit_ = 0;             // log2 of one unit

@@ -336,26 +336,25 @@ TEST(OutputWalkTest, PointBandsCoverTheRangeOnceAndShareTheirExponent) {
                   static_cast<Uint128>(left));
         const int64_t width = int64_t{1} << (rng.NextUint64() % 4);
         int64_t beyond = 0;  // the first point past the band
-        walker.Next(near, width,
-                    [&](const PointBand& band, int64_t size_bits, uint64_t low,
-                        uint64_t high) {
-                      ASSERT_LE(band.first, band.last);
-                      ASSERT_EQ(band.mass,
-                                p.measure.Mass(band.first, band.last));
-                      ASSERT_EQ(band.whole, near);
-                      ASSERT_EQ(size_bits, CeilLog2Of64(band.mass));
-                      ASSERT_EQ(weights.Whole(low, high), near);
-                      // Its runs: exactly those at its points.
-                      ASSERT_EQ(band.run_first,
-                                p.runs.FirstAtOrAbove(band.first));
-                      ASSERT_EQ(band.run_end, p.runs.FirstAbove(band.last));
-                      for (int64_t v = band.first; v <= band.last; ++v) {
-                        ++seen[static_cast<size_t>(v - p.first_point)];
-                        ASSERT_GE(whole_of(v), near) << v;
-                        ASSERT_LT(whole_of(v), near + width) << v;
-                      }
-                      beyond = upward ? band.last + 1 : band.first - 1;
-                    });
+        walker.Next(
+            near, width,
+            [&](const PointBand& band, int64_t size_bits, uint64_t low,
+                uint64_t high) {
+              ASSERT_LE(band.first, band.last);
+              ASSERT_EQ(band.mass, p.measure.Mass(band.first, band.last));
+              ASSERT_EQ(band.whole, near);
+              ASSERT_EQ(size_bits, CeilLog2Of64(band.mass));
+              ASSERT_EQ(weights.Whole(low, high), near);
+              // Its runs: exactly those at its points.
+              ASSERT_EQ(band.run_first, p.runs.FirstAtOrAbove(band.first));
+              ASSERT_EQ(band.run_end, p.runs.FirstAbove(band.last));
+              for (int64_t v = band.first; v <= band.last; ++v) {
+                ++seen[static_cast<size_t>(v - p.first_point)];
+                ASSERT_GE(whole_of(v), near) << v;
+                ASSERT_LT(whole_of(v), near + width) << v;
+              }
+              beyond = upward ? band.last + 1 : band.first - 1;
+            });
         if (beyond >= p.first_point && beyond <= p.last_point) {
           ASSERT_GE(whole_of(beyond), near + width) << beyond;
         }

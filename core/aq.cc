@@ -340,6 +340,25 @@ double DefaultAqLookShare(const std::vector<double>& quantiles) {
   return kAqLookShare;
 }
 
+namespace {
+
+StatusOr<AqLookPlan> MakeAqLookPlan(const PrivacyBudget& budget, double share) {
+  const BudgetSplit split = SplitBudget(budget, share);
+  StatusOr<CountNoise> noise = CountNoiseFor(split.share);
+  if (!noise.ok()) return noise.status();
+  AqLookPlan plan;
+  plan.share = split.share;
+  plan.noise = noise.value();
+  const double parameter = plan.noise.parameter.Value();
+  plan.noise_scale = plan.noise.kind == CountNoise::Kind::kLaplace
+                         ? parameter
+                         : std::sqrt(parameter);
+  plan.rest = split.rest;
+  return plan;
+}
+
+}  // namespace
+
 StatusOr<AqLookPlan> PlanAqLook(const PrivacyBudget& budget, double share) {
   // The plan is a function of the budget and the share alone, and a
   // grouped release asks for the same one for every group: the last one
@@ -359,21 +378,6 @@ StatusOr<AqLookPlan> PlanAqLook(const PrivacyBudget& budget, double share) {
   StatusOr<AqLookPlan> made = MakeAqLookPlan(budget, share);
   if (made.ok()) kept = {true, budget, share, made.value()};
   return made;
-}
-
-StatusOr<AqLookPlan> MakeAqLookPlan(const PrivacyBudget& budget, double share) {
-  const BudgetSplit split = SplitBudget(budget, share);
-  StatusOr<CountNoise> noise = CountNoiseFor(split.share);
-  if (!noise.ok()) return noise.status();
-  AqLookPlan plan;
-  plan.share = split.share;
-  plan.noise = noise.value();
-  const double parameter = plan.noise.parameter.Value();
-  plan.noise_scale = plan.noise.kind == CountNoise::Kind::kLaplace
-                         ? parameter
-                         : std::sqrt(parameter);
-  plan.rest = split.rest;
-  return plan;
 }
 
 std::vector<int64_t> AqLookCounts(const Runs& runs, int64_t points, int bins) {

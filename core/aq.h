@@ -196,8 +196,6 @@ struct AqLookPlan {
   PrivacyBudget rest;
 };
 StatusOr<AqLookPlan> PlanAqLook(const PrivacyBudget& budget, double share);
-// The same, made afresh (PlanAqLook keeps the last one per thread).
-StatusOr<AqLookPlan> MakeAqLookPlan(const PrivacyBudget& budget, double share);
 // The records of `runs` in each of `bins` equal bins over [0, points - 1]
 // (BinnedWeights' edges): the histogram the look adds noise to.
 std::vector<int64_t> AqLookCounts(const Runs& runs, int64_t points, int bins);

@@ -74,6 +74,18 @@ bool BernoulliExpMinusByDigits(RandomSource& rng, uint64_t numerator,
 // P(x) proportional to exp(-|x| / scale) on the integers (CKS Algorithm 2,
 // or by whole steps for a large numerator: CountNoise::AddTo).
 int64_t SampleDiscreteLaplace(RandomSource& rng, const Rational& scale);
+// The whole-step sampler's parts, for its tests (scales t / s from 1 to
+// 4,096, any numerator). Count: K = #{y in [1, b] : U < exp(-y s / t)}, b =
+// floor(t / s), for one uniform U read from `rng`, comparing U's first
+// `top_bits` digits at once (raised until the powers' leading digits
+// differ: *top_bits_used); fewer than the default 32 drive the path where
+// U's digits tie with one power's. *consumed: the digits it read. Sample: a
+// whole discrete Laplace draw at that width (the table kept per thread).
+uint64_t WholeStepCountForTest(const Rational& scale, int top_bits,
+                               RandomSource& rng, int* top_bits_used,
+                               uint64_t* consumed);
+int64_t WholeStepSampleForTest(const Rational& scale, int top_bits,
+                               RandomSource& rng);
 // P(x) proportional to exp(-x^2 / (2 variance)) on the integers.
 int64_t SampleDiscreteGaussian(RandomSource& rng, const Rational& variance);
 

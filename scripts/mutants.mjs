@@ -182,21 +182,31 @@ const mutants = [
     tests: 'AggTreeTest.*Privacy*:TreeCdfTest.*Privacy*:BoundsTest.*Privacy*:DpHistGkTest.*',
   },
   {
-    // Whole steps (large numerators): the geometric's ratio for a scale
-    // 10% smaller, i.e. less noise past the first step.
-    name: 'count noise: whole steps, the geometric',
+    // Whole steps (large numerators): every power a^y for a scale 10%
+    // larger, i.e. a different law (too wide; a narrower one could leave
+    // a^b's exponent past 1, with no digits).
+    name: 'count noise: whole steps, the powers',
     file: 'core/discrete_noise.cc',
-    from: '                                     scale.numerator, 2)) {}',
-    to: '                                     scale.numerator + scale.numerator / 10, 2)) {}',
+    from: '      digits = ExpMinusLeadingDigits(y * scale_.denominator, scale_.numerator,',
+    to: '      digits = ExpMinusLeadingDigits(y * scale_.denominator * 10 / 11, scale_.numerator,',
     tests: 'DiscreteNoiseTest.*',
   },
   {
-    // Whole steps: each residue kept with exp(-(r + 1) s / t), one step
-    // too light against r = 0.
-    name: 'count noise: whole steps, the residues',
+    // Whole steps: a tie of U's first digits with a power's decided the
+    // wrong way round (only the narrow widths of the tests tie often).
+    name: 'count noise: whole steps, the tie',
     file: 'core/discrete_noise.cc',
-    from: '          ExpMinusLeadingDigits(r * scale_.denominator, scale_.numerator, 2);',
-    to: '          ExpMinusLeadingDigits((r + 1) * scale_.denominator, scale_.numerator, 2);',
+    from: '      return BelowExpMinus(bits, Residue(k + 1, 2)) ? k + 1 : k;',
+    to: '      return BelowExpMinus(bits, Residue(k + 1, 2)) ? k : k + 1;',
+    tests: 'DiscreteNoiseTest.*',
+  },
+  {
+    // Whole steps: the digits read decided by the lower neighbour alone,
+    // so a later draw reuses digits the upper one needed.
+    name: 'count noise: whole steps, the digits read',
+    file: 'core/discrete_noise.cc',
+    from: '    if (k < steps_) used = std::max(used, Differs(u, tops_[k + 1]));',
+    to: '    if (k < steps_ && k == 0) used = std::max(used, Differs(u, tops_[k + 1]));',
     tests: 'DiscreteNoiseTest.*',
   },
   {

@@ -263,6 +263,83 @@ TEST(DiscreteNoiseTest, LargeNumeratorScalesDrawTheirPmf) {
   }
 }
 
+TEST(DiscreteNoiseTest, WholeStepCountIsExactOnEveryPrefix) {
+  // The whole-step count K = #{y in [1, b] : U < a^y}, a = exp(-s / t), on
+  // every 14-digit prefix of U with the rest all 0 (the prefix's least U)
+  // and all 1 (its greatest): a^y is irrational, so exactly floor(a^y
+  // 2^14) prefixes lie wholly below it (K >= y with both tails) and one
+  // more holds it (K >= y with the 0 tail only). At the default width and
+  // at the narrowest whose powers' digits differ, where U's digits often
+  // tie with one power's and the rest of its digits decide. And the digits
+  // a count reads decide it: the same K with those digits and any tail.
+  constexpr int kPrefix = 14;
+  const std::vector<Rational> scales = {
+      {17, 10}, {5, 2}, {41, 2}, {10000, 3}, {40961, 10}};
+  for (const Rational& scale : scales) {
+    const uint64_t b = scale.numerator / scale.denominator;
+    for (int requested : {32, 1}) {
+      std::vector<int> below_zeros(b + 2, 0);
+      std::vector<int> below_ones(b + 2, 0);
+      int width = 0;
+      int ties = 0;
+      for (uint64_t prefix = 0; prefix < (uint64_t{1} << kPrefix); ++prefix) {
+        const uint64_t head = prefix << (64 - kPrefix);
+        uint64_t read = 0;
+        ScriptedSource zeros({head}, 0);
+        const uint64_t k0 =
+            WholeStepCountForTest(scale, requested, zeros, &width, &read);
+        ScriptedSource ones({head | (~uint64_t{0} >> kPrefix)}, ~uint64_t{0});
+        uint64_t read_ones = 0;
+        const uint64_t k1 =
+            WholeStepCountForTest(scale, requested, ones, &width, &read_ones);
+        ASSERT_LE(k0, b);
+        ASSERT_GE(k0, k1);
+        for (uint64_t y = 1; y <= k0; ++y) ++below_zeros[y];
+        for (uint64_t y = 1; y <= k1; ++y) ++below_ones[y];
+        if (read > static_cast<uint64_t>(width)) ++ties;
+        // The digits read, then all 1: the same count.
+        if (read < 64) {
+          const uint64_t kept =
+              read == 0 ? 0 : head >> (64 - read) << (64 - read);
+          ScriptedSource tail({kept | (~uint64_t{0} >> read)}, ~uint64_t{0});
+          uint64_t again = 0;
+          ASSERT_EQ(
+              WholeStepCountForTest(scale, requested, tail, &width, &again), k0)
+              << scale.numerator << "/" << scale.denominator << " " << prefix;
+        }
+      }
+      const double a = std::exp(-static_cast<double>(scale.denominator) /
+                                static_cast<double>(scale.numerator));
+      for (uint64_t y = 1; y <= b; ++y) {
+        const auto whole = static_cast<int>(
+            std::floor(std::pow(a, static_cast<double>(y)) * (1 << kPrefix)));
+        ASSERT_EQ(below_ones[y], whole)
+            << scale.numerator << "/" << scale.denominator << " y " << y;
+        ASSERT_EQ(below_zeros[y], whole + 1)
+            << scale.numerator << "/" << scale.denominator << " y " << y;
+      }
+      if (requested == 32) {
+        EXPECT_EQ(width, 32);
+      } else {
+        EXPECT_LT(width, 32);
+        EXPECT_GT(ties, 0) << scale.numerator << "/" << scale.denominator;
+      }
+    }
+  }
+}
+
+TEST(DiscreteNoiseTest, WholeStepTiesDrawThePmf) {
+  // Whole draws at the narrowest width, where ties are frequent: each
+  // scale against its own PMF.
+  SeededRandom rng(86);
+  for (const Rational& scale :
+       std::vector<Rational>{{17, 10}, {5, 2}, {40, 3}, {137, 5}}) {
+    CheckPmf([&] { return WholeStepSampleForTest(scale, 1, rng); },
+             [&](int64_t x) { return DiscreteLaplacePmf(x, scale.Value()); },
+             static_cast<int64_t>(6 * scale.Value()) + 2, "whole-step ties");
+  }
+}
+
 TEST(DiscreteNoiseTest, DiscreteGaussianMatchesItsPmf) {
   SeededRandom rng(83);
   for (double variance : {0.2, 1.0, 6.5, 400.0}) {

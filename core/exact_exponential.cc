@@ -1,6 +1,7 @@
 #include "core/exact_exponential.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace dpq {
@@ -344,15 +345,16 @@ double TwoToMinusDouble(Uint128 fraction) {
   return sum;
 }
 
-bool BernoulliTwoToMinusFraction(BitReader& bits, Uint128 fraction) {
-  return BernoulliTwoToMinusFractionForTest(bits, fraction,
-                                            kTwoToMinusWindowBits);
-}
+namespace {
 
-bool BernoulliTwoToMinusFractionForTest(BitReader& bits, Uint128 fraction,
-                                        int window_bits) {
-  if (fraction == 0) return true;
-  if (window_bits <= 0) return BelowTwoToMinusByDigits(bits, fraction, 0);
+// The trial from digit `position` on, U's digits before it having agreed
+// with 2^-f's: the double's digits (a window of 2^-window_bits, <= 0 for
+// none), then the series'.
+bool TwoToMinusFrom(BitReader& bits, Uint128 fraction, int window_bits,
+                    int position) {
+  if (window_bits <= 0) {
+    return BelowTwoToMinusByDigits(bits, fraction, position);
+  }
   // d 2^64 exactly (d >= 1/4 has no digits below 2^-55, and d <= 1: the
   // last Horner step adds 1 to a negative term). 2^-f lies within 2^-w of
   // d, so its first 64 digits lie in [d 2^64 - 2^(64 - w), min(d 2^64 +
@@ -367,9 +369,78 @@ bool BernoulliTwoToMinusFractionForTest(BitReader& bits, Uint128 fraction,
   const auto high =
       static_cast<uint64_t>(scaled + window > most ? most : scaled + window);
   const int certain = low == high ? 64 : __builtin_clzll(low ^ high);
-  const int decided = CompareDigits(bits, &low, certain, 0);
-  if (decided >= 0) return decided == 1;
-  return BelowTwoToMinusByDigits(bits, fraction, certain);
+  if (certain > position) {
+    const int decided = CompareDigits(bits, &low, certain, position);
+    if (decided >= 0) return decided == 1;
+    position = certain;
+  }
+  return BelowTwoToMinusByDigits(bits, fraction, position);
+}
+
+// The first digits shared by every 2^-f with f in one of 2^8 equal
+// stretches of [0, 1) (f's first 8 bits): 8 or 9 of them, which decide a
+// trial but about once in 300 (a comparison reads about two digits), with
+// no polynomial. From the double's bounds at the stretch's ends (2^-f
+// falls with f), each widened by 2^-kTwoToMinusDoubleErrorBits: an
+// interval holding every such 2^-f, whose ends' shared digits every
+// number in it shares. Exactness-relevant as the window above is.
+constexpr int kTwoToMinusStretchBits = 8;
+struct TwoToMinusStretch {
+  uint64_t digits = 0;  // first digit highest
+  int count = 0;
+};
+
+std::array<TwoToMinusStretch, size_t{1} << kTwoToMinusStretchBits>
+TwoToMinusStretches() {
+  std::array<TwoToMinusStretch, size_t{1} << kTwoToMinusStretchBits> out{};
+  const int shift = kExponentFractionBits - kTwoToMinusStretchBits;
+  const Uint128 error = Uint128{1} << (64 - kTwoToMinusDoubleErrorBits);
+  const Uint128 most = (Uint128{1} << 64) - 1;
+  auto scaled = [](double d) {
+    return static_cast<Uint128>(static_cast<uint64_t>(d * 0x1p63)) << 1;
+  };
+  for (size_t j = 0; j < out.size(); ++j) {
+    // 2^-f for f at the stretch's start (the largest; below 1 but at f =
+    // 0, which the trial takes before) and at its end (0.5 exactly at 1).
+    const Uint128 top =
+        j == 0 ? most
+               : std::min(most, scaled(TwoToMinusDouble(Uint128{j} << shift)) +
+                                    error);
+    const Uint128 bottom =
+        j + 1 == out.size()
+            ? Uint128{1} << 63
+            : scaled(TwoToMinusDouble(Uint128{j + 1} << shift)) - error;
+    const auto low = static_cast<uint64_t>(bottom);
+    const auto high = static_cast<uint64_t>(top);
+    const int count =
+        std::min(__builtin_clzll(low ^ high), BitReader::kMaxPeek);
+    out[j] = {count == 0 ? 0 : low & (~uint64_t{0} << (64 - count)), count};
+  }
+  return out;
+}
+
+}  // namespace
+
+bool BernoulliTwoToMinusFraction(BitReader& bits, Uint128 fraction) {
+  if (fraction == 0) return true;
+  static const auto stretches = TwoToMinusStretches();
+  const TwoToMinusStretch& stretch = stretches[static_cast<size_t>(
+      fraction >> (kExponentFractionBits - kTwoToMinusStretchBits))];
+  // U's first digits against the stretch's (fewer than 32: one peek).
+  const int count = stretch.count;
+  const uint64_t expected = stretch.digits >> (64 - count);
+  const uint64_t drawn = bits.Peek(count);
+  if (expected != drawn && bits.healthy()) {
+    return DecideAtDifference(bits, expected, drawn, count) == 1;
+  }
+  bits.Consume(count);
+  return TwoToMinusFrom(bits, fraction, kTwoToMinusWindowBits, count);
+}
+
+bool BernoulliTwoToMinusFractionForTest(BitReader& bits, Uint128 fraction,
+                                        int window_bits) {
+  if (fraction == 0) return true;
+  return TwoToMinusFrom(bits, fraction, window_bits, 0);
 }
 
 int TwoToMinusDigitsForTest(Uint128 fraction, int limbs,

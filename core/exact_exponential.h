@@ -116,7 +116,8 @@ struct ExactWeight {
 // True with probability 2^-(fraction 2^-84), fraction < 2^84: the acceptance
 // trial of step 2 above. Exposed for the tests, which enumerate its bits.
 bool BernoulliTwoToMinusFraction(BitReader& bits, Uint128 fraction);
-// The trial's first digits come from TwoToMinusDouble, which lies within
+// The trial's first 8 or 9 digits come from a table of stretches of f
+// (exact_exponential.cc), the next from TwoToMinusDouble, which lies within
 // 2^-kTwoToMinusDoubleErrorBits of 2^-f: the Taylor polynomial of degree
 // 15 leaves below 0.7^16 / 16! < 2^-52; Horner's 30 roundings in double,
 // with coefficients rounded to the nearest, below 31 2^-53 sum_k z^k / k!

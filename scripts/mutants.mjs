@@ -77,8 +77,17 @@ const mutants = [
     // a narrower one takes digits that are not 2^-f's.
     name: 'trial window',
     file: 'core/exact_exponential.cc',
-    from: '                                            kTwoToMinusWindowBits);',
-    to: '                                            58);',
+    from: '  return TwoToMinusFrom(bits, fraction, kTwoToMinusWindowBits, count);',
+    to: '  return TwoToMinusFrom(bits, fraction, 58, count);',
+    tests: 'ExactExponentialTest.*',
+  },
+  {
+    // The trial's first digits from the next stretch of f (smaller 2^-f):
+    // digits that are not 2^-f's.
+    name: 'trial stretches',
+    file: 'core/exact_exponential.cc',
+    from: '      fraction >> (kExponentFractionBits - kTwoToMinusStretchBits))];',
+    to: '      std::min<Uint128>(255, (fraction >> (kExponentFractionBits - kTwoToMinusStretchBits)) + 1))];',
     tests: 'ExactExponentialTest.*',
   },
   {

@@ -435,13 +435,16 @@ void AqLookFromCounts(const std::vector<int64_t>& noisy, double noise_scale,
   look.counted = 0;
   look.faint = 0;
   const int bins = std::min(static_cast<int>(noisy.size()), kMostBins);
-  // The bins' edges once (each a division; the loops below read each
-  // twice, per group of a grouped release).
-  std::array<int64_t, kMostBins + 1> edges{};
-  for (int b = 0; b <= bins; ++b) {
-    edges[static_cast<size_t>(b)] = BinnedWeights::EdgeOf(b, bins, points);
+  // The bins' edges (a division each), kept per thread for the last grid:
+  // a grouped release's groups share one, so each of its looks copies
+  // them instead of dividing 51 times. A function of public values.
+  static thread_local BinnedWeights shape;
+  if (shape.points() != points || shape.bins() != bins) {
+    const std::array<uint64_t, kMostBins> ones = {1, 1, 1, 1, 1, 1, 1, 1,
+                                                  1, 1, 1, 1, 1, 1, 1, 1};
+    shape.Assign(points, ones.data(), bins);
   }
-  const auto edge = [&](int b) { return edges[static_cast<size_t>(b)]; };
+  const auto edge = [&](int b) { return shape.Edge(b); };
   // How many bins b lies outside the found span (0 inside it).
   const auto outside = [&](int b) {
     return b < look.first_found  ? look.first_found - b
@@ -481,7 +484,7 @@ void AqLookFromCounts(const std::vector<int64_t>& noisy, double noise_scale,
     weights[static_cast<size_t>(b)] = uint64_t{1} << bits;
   }
   look.found = true;
-  look.weights.Assign(points, weights.data(), bins);
+  look.weights.Assign(shape, weights.data());
   {
     std::array<int64_t, kMostBins> counted{};
     int64_t total = 0;
@@ -529,7 +532,7 @@ void AqLookFromCounts(const std::vector<int64_t>& noisy, double noise_scale,
                           std::min(kAqLookShellBits,
                                    kAqLookDecayBits * outside(b)));
     }
-    look.shell_factor.Assign(points, factor.data(), bins);
+    look.shell_factor.Assign(shape, factor.data());
   } else {
     look.shell_factor = BinnedWeights();
   }

@@ -127,6 +127,18 @@ void BinnedWeights::Assign(int64_t points, const uint64_t* weights, int bins) {
   for (int b = 0; b <= bins_; ++b) {
     edges_[static_cast<size_t>(b)] = EdgeOf(b, bins_, points_);
   }
+  SetWeights(weights);
+}
+
+void BinnedWeights::Assign(const BinnedWeights& shape,
+                           const uint64_t* weights) {
+  points_ = shape.points_;
+  bins_ = shape.bins_;
+  edges_ = shape.edges_;
+  SetWeights(weights);
+}
+
+void BinnedWeights::SetWeights(const uint64_t* weights) {
   before_[0] = 0;
   for (int b = 0; b < bins_; ++b) {
     const auto i = static_cast<size_t>(b);

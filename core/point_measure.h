@@ -45,6 +45,10 @@ class BinnedWeights {
   // The same in place (a look's weights are rebuilt per group; a
   // temporary and its copy cost more than the building).
   void Assign(int64_t points, const uint64_t* weights, int bins);
+  // The same over `shape`'s points and bins, its edges copied rather than
+  // divided again (a grouped release's groups share one grid).
+  void Assign(const BinnedWeights& shape, const uint64_t* weights);
+  int64_t points() const { return points_; }
 
   int bins() const { return bins_; }
   // Bin b covers the points [Edge(b), Edge(b + 1) - 1].
@@ -75,6 +79,8 @@ class BinnedWeights {
   }
 
  private:
+  void SetWeights(const uint64_t* weights);  // and the masses below edges
+
   int64_t points_ = 1;
   int bins_ = 1;
   std::array<int64_t, kMostBins + 1> edges_ = {0, 1};  // EdgeOf each bin

@@ -165,12 +165,13 @@ double RanksPerBit(Uint128 multiplier) {
 // what the listing and the rounds of a draw read.
 class DrawWeights {
  public:
-  DrawWeights(const QuantileProblem& problem, double epsilon)
+  DrawWeights(const QuantileProblem& problem, double epsilon, int skew = 0)
       : p_(problem),
         rate_(epsilon / (2 * QuantileSensitivity(problem.quantile))),
         distance_(problem),
         target_(distance_.target_ranks()),
-        ranks_per_bit_(RanksPerBit(rate_.multiplier())) {}
+        ranks_per_bit_(RanksPerBit(rate_.multiplier())),
+        skew_(skew) {}
 
   const QuantileProblem& problem() const { return p_; }
   uint64_t target_rank() const { return distance_.rank(); }
@@ -181,13 +182,14 @@ class DrawWeights {
   int64_t Whole(uint64_t low, uint64_t high) const {
     return static_cast<int64_t>(rate_.WholeFor(distance_(low, high)));
   }
-  // A guess (floating point; the walkers check it exactly) at the last rank
-  // on one side of the target (above it if `upward`) whose floor(y) is
-  // `whole`: y = |r - t| / ranks_per_bit stays below whole + 1 there.
+  // A guess (floating point; where bands end, which any guess keeps exact:
+  // BandReach) at the last rank on one side of the target (above it if
+  // `upward`) whose floor(y) is `whole`: y = |r - t| / ranks_per_bit stays
+  // below whole + 1 there. Moved outward by `skew` ranks (tests).
   uint64_t Guess(int64_t whole, bool upward) const {
     const double reach = static_cast<double>(whole + 1) * ranks_per_bit_;
-    const double guess = upward ? std::ceil(target_ + reach) - 1
-                                : std::floor(target_ - reach) + 1;
+    const double guess = upward ? std::ceil(target_ + reach) - 1 + skew_
+                                : std::floor(target_ - reach) + 1 - skew_;
     if (!(guess > 0)) return 0;
     if (guess >= 0x1p63) return uint64_t{1} << 63;
     return static_cast<uint64_t>(guess);
@@ -199,14 +201,17 @@ class DrawWeights {
   TargetDistance distance_;
   double target_;         // t, rounded
   double ranks_per_bit_;  // 1 / (the base-two rate per rank), rounded
+  int skew_;
 };
 
 // How the walk's settings reach it: the group margin, the bits of floor(y)
-// listed one band each before bands widen, and the table's headroom.
+// listed one band each before bands widen, the table's headroom, and how
+// far bands' ends are moved from the guess (tests).
 struct WalkSettings {
   int margin = 0;
   int exact_bits = 0;
   int headroom = 0;
+  int skew = 0;
 };
 
 // The width (in bits of floor(y)) of a band whose nearest rank lies `d`
@@ -301,7 +306,9 @@ class PointDraw {
   PointDraw(const QuantileProblem& problem, double epsilon,
             uint64_t /*sub_points*/, const WalkSettings& settings,
             DrawScratch* scratch)
-      : weights_(problem, epsilon), settings_(settings), top_(scratch->points) {
+      : weights_(problem, epsilon, settings.skew),
+        settings_(settings),
+        top_(scratch->points) {
     top_.Clear();
     const QuantileProblem& p = problem;
     // The run holding the record of rank floor(q n) (clamped) holds the
@@ -382,7 +389,7 @@ class SplitDraw {
  public:
   SplitDraw(const QuantileProblem& problem, double epsilon, uint64_t sub_points,
             const WalkSettings& settings, DrawScratch* scratch)
-      : weights_(problem, epsilon),
+      : weights_(problem, epsilon, settings.skew),
         range_(ProblemRuns(problem)),
         edges_(problem, range_, sub_points),
         settings_(settings),
@@ -548,7 +555,9 @@ SplitPoint ExponentialQuantileSampler::Sample(const QuantileProblem& problem,
   static thread_local DrawScratch scratch;
   std::conditional_t<kSplit, SplitDraw, PointDraw> draw(
       problem, epsilon_, sub_points_,
-      WalkSettings{tail_margin_bits_, exact_band_bits_, headroom_}, &scratch);
+      WalkSettings{tail_margin_bits_, exact_band_bits_, headroom_,
+                   band_end_skew_},
+      &scratch);
   SplitPoint out;
   while (bits.healthy()) {
     if (draw.Round(bits, &out)) return out;
@@ -563,12 +572,14 @@ std::optional<SplitPoint> ExponentialQuantileSampler::RoundForTest(
   bool accepted;
   if (split) {
     SplitDraw draw(problem, epsilon_, sub_points_,
-                   WalkSettings{tail_margin_bits_, exact_band_bits_, headroom_},
+                   WalkSettings{tail_margin_bits_, exact_band_bits_, headroom_,
+                                band_end_skew_},
                    &scratch);
     accepted = draw.Round(round, &out);
   } else {
     PointDraw draw(problem, epsilon_, sub_points_,
-                   WalkSettings{tail_margin_bits_, exact_band_bits_, headroom_},
+                   WalkSettings{tail_margin_bits_, exact_band_bits_, headroom_,
+                                band_end_skew_},
                    &scratch);
     accepted = draw.Round(round, &out);
   }

@@ -64,23 +64,22 @@
 // constant is 1-Lipschitz) and changes nothing below 8.8 10^12 ranks.
 //
 // Sampling is exact (exact_exponential.h): no floating-point number decides
-// anything (where a band ends is guessed in floating point, then found
-// exactly); an item's size is its outputs' total integer base mass, and a
-// drawn band returns a point with probability its weight over the band's
-// mass (a uniform integer below the mass, located by PointMeasure::PointAt
-// or the ranks' edges).
-// Items are bands: outputs whose weight exponent y has one whole part
-// floor(y) near the target, and past kExactBandBits bits a whole part in
-// a range of 2, 4, 8, ... (output_walk.h). The atom-aware form's are
-// stretches of grid points (gaps and occupied points). The split form's are
-// stretches of ranks, the outputs with r records before them sharing one
-// utility (between runs the top sub-gap of the lower point, the empty points
-// between and the lowest sub-gap of the upper point; inside an atom one
-// sub-gap), sized by the edges of their first rank and the one after
-// their last. The drawn output is then accepted with 2^-(y - W), W the
-// band's least floor(y): floor(y) - W zero bits, then a 2^-frac(y) trial. Items
-// are listed outward from the target; once everything left in a direction is
-// bounded 2^20 below the largest item, the rest is one group with a dyadic
+// anything (where a band ends is guessed in floating point, and any end is
+// exact: BandReach in output_walk.h); an item's size is its outputs' total
+// integer base mass, and a drawn band returns a point with probability its
+// weight over the band's mass (a uniform integer below the mass, located by
+// PointMeasure::PointAt or the ranks' edges). Items are bands: outputs whose
+// weight exponent y has one whole part floor(y) near the target, and past
+// kExactBandBits bits a whole part in a range of 2, 4, 8, ... (output_walk.h).
+// The atom-aware form's are stretches of grid points (gaps and occupied
+// points). The split form's are stretches of ranks, the outputs with r records
+// before them sharing one utility (between runs the top sub-gap of the lower
+// point, the empty points between and the lowest sub-gap of the upper point;
+// inside an atom one sub-gap), sized by the edges of their first rank and the
+// one after their last. The drawn output is then accepted with 2^-(y - W), W
+// the band's least floor(y): floor(y) - W zero bits, then a 2^-frac(y) trial.
+// Items are listed outward from the target; once everything left in a direction
+// is bounded 2^20 below the largest item, the rest is one group with a dyadic
 // bound on its weight, listed only if drawn (about once in 2^20 draws), so an
 // atom costs what its ranks near the target cost, whatever its size. The
 // support never depends on the data.
@@ -230,6 +229,10 @@ class ExponentialQuantileSampler {
   // bands widen (kExactBandBits); tests lower it to 0 so that small problems
   // have wide bands. Any value is exact. Not privacy-relevant.
   void set_exact_band_bits(int bits) { exact_band_bits_ = bits; }
+  // Moves where bands end this many ranks outward from the floating-point
+  // guess (inward if negative). Any end is exact (BandReach in
+  // output_walk.h); tests move them to show it. Not privacy-relevant.
+  void set_band_end_skew(int ranks) { band_end_skew_ = ranks; }
 
   // One proposal-and-acceptance round on a fresh draw, reading `round`: the
   // output if accepted. For the tests that enumerate a round's random bits.
@@ -245,6 +248,7 @@ class ExponentialQuantileSampler {
   int tail_margin_bits_ = 20;
   int headroom_ = kDrawHeadroom;
   int exact_band_bits_ = kExactBandBits;
+  int band_end_skew_ = 0;
 };
 
 // log P(SamplePoint returns `point`), by summing every segment (the exact

@@ -294,11 +294,11 @@ class RankEdges {
 };
 
 // A band of the split form's ranks [first, last] whose floor(y) lies in
-// [whole, whole + width): one item of a draw. `edge` is first's edge, `run`
-// a run near it, `size` the band's outputs' total size, `whole` the least
-// floor(y) of its ranks (its proposal's).
-// (Largest member first: 64 bytes in WebAssembly, where a band of 80
-// bytes, with padding, was copied into the draw's list by a memcpy call.)
+// [whole, whole + width) (by the guess: BandReach): one item of a draw. `edge`
+// is first's edge, `run` a run near it, `size` the band's outputs' total size,
+// `whole` the least floor(y) of its ranks (its proposal's). (Largest member
+// first: 64 bytes in WebAssembly, where a band of 80 bytes, with padding, was
+// copied into the draw's list by a memcpy call.)
 struct RankBand {
   Uint128 size = 0;
   RankEdge edge;
@@ -348,29 +348,32 @@ uint64_t LastSame(uint64_t limit, uint64_t guess, const Same& same) {
 
 // How many ranks past `a` (toward higher ranks if `upward`, at most
 // `limit`) a band starting at `a` reaches: the farthest whose floor(y) is
-// below `end`, given that a's is. From the weights' floating-point guess,
-// corrected exactly by LastSame.
+// below `end` by the weights' floating-point guess, taken as it is. Any
+// reach is exact: a band's proposal takes the least floor(y) of its ranks,
+// its nearest's, which bounds every rank's past it (y grows outward), so
+// where a band ends decides only how many items and rounds a draw takes.
+// The guess is the exact answer but where y lands within rounding of a
+// whole number (the benchmark's seeded releases are bit for bit those of
+// an exact search), which spared two or more exact evaluations a band.
 template <typename Weights>
 uint64_t BandReach(const Weights& w, uint64_t a, uint64_t limit, int64_t end,
                    bool upward) {
   const uint64_t guess = w.Guess(end - 1, upward);
-  const uint64_t hint =
-      upward ? (guess > a ? guess - a : 0) : (guess < a ? a - guess : 0);
-  return LastSame(limit, hint, [&](uint64_t i) {
-    const uint64_t r = upward ? a + i : a - i;
-    return w.Whole(r, r) < end;
-  });
+  return std::min(
+      upward ? (guess > a ? guess - a : 0) : (guess < a ? a - guess : 0),
+      limit);
 }
 
 // Walks the split form's ranks outward from one in bands (RankBand): the
 // ranks next to each other whose floor(y) lies in [whole, whole + width)
-// (width 1: they share it), so a band's proposal 2^(ceil(log2 size) -
-// whole) covers each output's weight and an output's acceptance is
-// 2^-(y - whole), while a draw lists about one item per `width` bits of
-// weight instead of one per rank. Weights gives Whole(low, high) (floor(y)
-// of the nearest of ranks [low, high]), target_rank() (floor of the target
-// t) and Guess(whole, upward): any rank, best the last on that side with
-// that floor(y) (a floating-point guess; LastSame corrects it exactly).
+// (width 1: they share it) as the guess has them (BandReach), so a band's
+// proposal 2^(ceil(log2 size) - whole) covers each output's weight and an
+// output's acceptance is 2^-(y - whole), while a draw lists about one item
+// per `width` bits of weight instead of one per rank. Weights gives
+// Whole(low, high) (floor(y) of the nearest of ranks [low, high]),
+// target_rank() (floor of the target t) and Guess(whole, upward): any
+// rank, best the last on that side with that floor(y) (a floating-point
+// guess; a wrong one changes the bands, not the draw's law).
 // Past the target, y only grows with the distance on each side; rank
 // floor(t) is a band alone (the next rank up may be nearer to t). Ranks
 // without outputs are stepped over (RankEdges::Occupied), so a band's
@@ -398,7 +401,8 @@ class BandWalker {
 
   // Lists the next band (if it holds any sub-point) and moves on; `whole`
   // is floor(y) of next_rank(), which the caller has computed, and the
-  // band takes the ranks with floor(y) below whole + width (width >= 1).
+  // band takes the ranks with floor(y) below whole + width (width >= 1) by
+  // the guess (BandReach).
   template <typename List>
   void Next(int64_t whole, int64_t width, const List& list) {
     const uint64_t a = rank_;
@@ -453,8 +457,9 @@ class BandWalker {
 };
 
 // A band of the atom-aware form's outputs: the grid points [first, last]
-// (gaps and occupied points) whose floor(y) lies in [whole, whole + width),
-// with their base mass and the least floor(y), `whole`. One item of a draw.
+// (gaps and occupied points) whose floor(y) lies in [whole, whole + width)
+// by the guess (BandReach), with their base mass and the least floor(y),
+// `whole`. One item of a draw.
 struct PointBand {
   int64_t first = 0;
   int64_t last = 0;
@@ -503,7 +508,8 @@ class SegmentBandWalker {
   }
 
   // Lists the next band and moves on; `whole` is floor(y) of next_rank(),
-  // and the band takes the points with floor(y) below whole + width.
+  // and the band takes the points with floor(y) below whole + width by the
+  // guess (BandReach).
   template <typename List>
   void Next(int64_t whole, int64_t width, const List& list) {
     const uint64_t n = p_->count();

@@ -54,12 +54,22 @@ const mutants = [
     tests: 'ExactExponentialTest.*Round*',
   },
   {
-    // Where a band of ranks ends: one rank past the last with the same
-    // floor(y) puts a lighter rank under a heavier proposal.
+    // The rank search in a drawn band (LastSame): one rank past the last
+    // whose edge is at or before the offset names another rank's outputs.
     name: 'band end',
     file: 'core/output_walk.h',
     from: '  return low;\n}',
     to: '  return std::min(low + 1, limit);\n}',
+    tests: 'OutputWalkTest.*:ExactExponentialTest.*Round*',
+  },
+  {
+    // A band's proposal takes its nearest rank's floor(y), the least of
+    // its ranks' wherever the band ends; its farthest rank's leaves the
+    // nearer ones above their proposal.
+    name: 'band proposal whole',
+    file: 'core/output_walk.h',
+    from: 'list(RankBand{size, edge_, a, last, whole, run_}',
+    to: 'list(RankBand{size, edge_, a, last, w_->Whole(last, last), run_}',
     tests: 'OutputWalkTest.*:ExactExponentialTest.*Round*',
   },
   {

@@ -322,7 +322,7 @@ void CheckRoundIsExact(const std::vector<double>& cells, int64_t steps,
                        int headroom, size_t depth,
                        PointMeasure measure = PointMeasure(),
                        double max_unresolved = 0.03, uint64_t k = 1,
-                       int exact_bits = kExactBandBits) {
+                       int exact_bits = kExactBandBits, int skew = 0) {
   const RunsStore runs = testing::RunsOf(cells);
   QuantileProblem problem = QuantileProblem::Whole(runs.view(), steps, q);
   problem.measure = measure;
@@ -330,6 +330,7 @@ void CheckRoundIsExact(const std::vector<double>& cells, int64_t steps,
   sampler.set_tail_margin_bits(margin);
   sampler.set_headroom(headroom);
   sampler.set_exact_band_bits(exact_bits);
+  sampler.set_band_end_skew(skew);
   const Enumeration e = Enumerate(
       [&](BitReader& bits) -> int64_t {
         const auto out = sampler.RoundForTest(problem, split, bits);
@@ -405,6 +406,23 @@ TEST(ExactExponentialTest, RankRoundIsExactOnEveryBitString) {
                           0.03, 0);
     CheckRankRoundIsExact({0, 3, 3, 3, 3, 3, 4, 9}, 12, 0.8, 2.0, 4, margin, 24,
                           PointMeasure(), 2, 0.03, 0);
+  }
+}
+
+TEST(ExactExponentialTest, RoundIsExactWhereverBandsEnd) {
+  // Bands ended short of the guess or past it (ranks whose floor(y) is
+  // past the band's width, accepted with more zero bits): the same law,
+  // both forms, bands of one rank and of several, with groups and without.
+  const std::vector<double> cells = {0, 2, 2, 5, 9, 9, 9, 14, 16};
+  for (const int skew : {-2, -1, 1, 3}) {
+    for (const bool split : {false, true}) {
+      CheckRoundIsExact(cells, 16, 0.5, 0.2, split, 64, 2, 24, PointMeasure(),
+                        0.03, 2, kExactBandBits, skew);
+      CheckRoundIsExact(cells, 16, 0.3, 1.5, split, 1, 2, 24, PointMeasure(),
+                        0.03, 2, 0, skew);
+    }
+    CheckRoundIsExact({0, 3, 3, 3, 3, 3, 4, 9}, 12, 0.8, 0.3, true, 64, 2, 24,
+                      PointMeasure(), 0.03, 4, kExactBandBits, skew);
   }
 }
 

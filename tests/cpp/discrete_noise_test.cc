@@ -328,6 +328,34 @@ TEST(DiscreteNoiseTest, WholeStepCountIsExactOnEveryPrefix) {
   }
 }
 
+TEST(DiscreteNoiseTest, WholeStepPowersCarryTheSeriesDigits) {
+  // The table's first 32 digits of each a^y (carried by bracketed
+  // products) against a^y's own series: a uniform whose first 32 digits
+  // are the series' counts y (a tie, decided by the rest of the digits),
+  // one a unit below counts y, one a unit above counts y - 1. A wrong
+  // digit of any power miscounts one of them.
+  for (const Rational& scale :
+       std::vector<Rational>{{41, 2}, {10000, 3}, {40961, 10}}) {
+    const uint64_t b = scale.numerator / scale.denominator;
+    for (uint64_t y = 1; y <= b; ++y) {
+      const ExpMinusDigits digits =
+          ExpMinusLeadingDigits(y * scale.denominator, scale.numerator, 2);
+      ASSERT_GE(digits.count, 64);
+      const uint64_t top = digits.words[0] >> 32;
+      int width = 0;
+      uint64_t read = 0;
+      ScriptedSource at({top << 32}, 0);
+      ASSERT_EQ(WholeStepCountForTest(scale, 32, at, &width, &read), y);
+      ASSERT_GT(read, 32u);
+      ScriptedSource below({((top - 1) << 32) | 0xffffffff}, ~uint64_t{0});
+      ASSERT_EQ(WholeStepCountForTest(scale, 32, below, &width, &read), y);
+      ScriptedSource above({(top + 1) << 32}, 0);
+      ASSERT_EQ(WholeStepCountForTest(scale, 32, above, &width, &read), y - 1)
+          << scale.numerator << "/" << scale.denominator << " y " << y;
+    }
+  }
+}
+
 TEST(DiscreteNoiseTest, WholeStepTiesDrawThePmf) {
   // Whole draws at the narrowest width, where ties are frequent: each
   // scale against its own PMF.

@@ -231,6 +231,7 @@ describe('releaseByGroup', () => {
         /delta is for private keys/,
       ],
       [() => dpq.releaseByGroup(values, ['a', 'a', 'b'], { ...base, keys: ['a', 'b', 'a'] }), 'INVALID_OPTION', /repeats the public key "a"/],
+      [() => dpq.releaseByGroup(values, Uint8Array.of(0, 1, 2), { ...base, keys: [1, 0, -0] }), 'INVALID_OPTION', /keys\[2\] repeats the public key 0/],
       [() => dpq.releaseByGroup(values, ['a', 'a', 'b'], { ...base, keys: [] }), 'INVALID_OPTION', /keys is empty/],
       [() => dpq.releaseByGroup(values, ['a', 'a', 'b'], { ...base, keys: [{}] as never }), 'INVALID_OPTION', /keys\[0\]/],
       // @ts-expect-error: maxGroups without users

@@ -80,7 +80,9 @@ export function checkPublicKeys(keys: unknown, arity = 0): (GroupKey | GroupKey[
   const list = Array.from(keys as ArrayLike<unknown>);
   if (list.length === 0) fail('INVALID_OPTION', 'keys is empty: give at least one public key, or leave keys out for private keys (with delta)');
   if (list.length > MAX_GROUPS) fail('TOO_LARGE', `more than 2^24 keys (${list.length})`);
-  const seen = new Set<string>();
+  // Single keys by value (a Set tells 1 from '1' and takes 0 as -0, as the
+  // identity strings do, without building one a key); tuples by identity.
+  const seen = new Set<unknown>();
   list.forEach((key, i) => {
     if (arity > 0) {
       if (!Array.isArray(key) || key.length !== arity) {
@@ -92,7 +94,7 @@ export function checkPublicKeys(keys: unknown, arity = 0): (GroupKey | GroupKey[
     } else if (!isKey(key)) {
       fail('INVALID_OPTION', `keys[${i}] is ${kindOf(key)}; every key must be a string or a finite number${Array.isArray(key) ? ' (tuples of keys go with several key columns)' : ''}`);
     }
-    const id = identity(key);
+    const id = arity > 0 ? identity(key) : key;
     if (seen.has(id)) fail('INVALID_OPTION', `keys[${i}] repeats the public key ${JSON.stringify(key)}`);
     seen.add(id);
   });

@@ -403,16 +403,17 @@ DPQ_HOT_INLINE inline int DecideAtDifference(BitReader& bits, uint64_t expected,
 // U's next digits against digits [position, count) of `words`, up to 32
 // at a time, consuming only up to the deciding one: 1 if U falls below the
 // number they begin, 0 if above, -1 if all agree (all consumed; also 0 on
-// an unhealthy source). Inline: the next 32 digits from a word's start,
-// which decide but about once in 2^32 (the discrete Laplace's trials and
-// the 2^-f trial run it for every draw).
+// an unhealthy source). Inline: up to 32 digits from a word's start, which
+// decide but about once in 2^32, or once in 2^count for fewer (the
+// discrete Laplace's trials and the 2^-f trial run it for every draw).
 DPQ_HOT_INLINE inline int CompareDigits(BitReader& bits, const uint64_t* words,
                                         int count, int position) {
-  if (position % 64 == 0 && count - position >= BitReader::kMaxPeek) {
-    const uint64_t expected = words[position / 64] >> 32;
-    const uint64_t drawn = bits.Peek(BitReader::kMaxPeek);
+  if (position % 64 == 0 && count > position) {
+    const int take = std::min(BitReader::kMaxPeek, count - position);
+    const uint64_t expected = words[position / 64] >> (64 - take);
+    const uint64_t drawn = bits.Peek(take);
     if (expected != drawn && bits.healthy()) {
-      return DecideAtDifference(bits, expected, drawn, BitReader::kMaxPeek);
+      return DecideAtDifference(bits, expected, drawn, take);
     }
   }
   return CompareRemainingDigits(bits, words, count, position);

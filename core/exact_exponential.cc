@@ -426,15 +426,9 @@ bool BernoulliTwoToMinusFraction(BitReader& bits, Uint128 fraction) {
   static const auto stretches = TwoToMinusStretches();
   const TwoToMinusStretch& stretch = stretches[static_cast<size_t>(
       fraction >> (kExponentFractionBits - kTwoToMinusStretchBits))];
-  // U's first digits against the stretch's (fewer than 32: one peek).
-  const int count = stretch.count;
-  const uint64_t expected = stretch.digits >> (64 - count);
-  const uint64_t drawn = bits.Peek(count);
-  if (expected != drawn && bits.healthy()) {
-    return DecideAtDifference(bits, expected, drawn, count) == 1;
-  }
-  bits.Consume(count);
-  return TwoToMinusFrom(bits, fraction, kTwoToMinusWindowBits, count);
+  const int decided = CompareDigits(bits, &stretch.digits, stretch.count, 0);
+  if (decided >= 0) return decided == 1;
+  return TwoToMinusFrom(bits, fraction, kTwoToMinusWindowBits, stretch.count);
 }
 
 bool BernoulliTwoToMinusFractionForTest(BitReader& bits, Uint128 fraction,

@@ -87,8 +87,8 @@ const mutants = [
     // a narrower one takes digits that are not 2^-f's.
     name: 'trial window',
     file: 'core/exact_exponential.cc',
-    from: '  return TwoToMinusFrom(bits, fraction, kTwoToMinusWindowBits, count);',
-    to: '  return TwoToMinusFrom(bits, fraction, 58, count);',
+    from: '  return TwoToMinusFrom(bits, fraction, kTwoToMinusWindowBits, stretch.count);',
+    to: '  return TwoToMinusFrom(bits, fraction, 58, stretch.count);',
     tests: 'ExactExponentialTest.*',
   },
   {

@@ -165,15 +165,16 @@ inline RankOutputs OutputsOfRank(const QuantileProblem& p, RunRange range,
         range.single ? 1
                      : p.Local(static_cast<uint64_t>(p.runs.ends[j])) - below;
     o.high_point = p.runs.point(j);
-    const uint64_t weight = p.measure.Weight(o.high_point);
     if (r > below) {  // inside the atom
       o.gap_last = -1;
-      o.high_size = SubGapSize(c, k, r - below) * weight;
+      o.high_size =
+          SubGapSize(c, k, r - below) * p.measure.Weight(o.high_point);
       return o;
     }
-    o.high_size = static_cast<uint64_t>(SubGapBound(c, k, 1) + 1) * weight;
+    const PrefixWeight at = p.measure.PrefixAndWeight(o.high_point);
+    o.high_size = static_cast<uint64_t>(SubGapBound(c, k, 1) + 1) * at.weight;
     o.gap_last = o.high_point - 1;
-    prefix_high = p.measure.Prefix(o.high_point);
+    prefix_high = at.prefix;
   }
   uint64_t prefix_low = 0;
   o.gap_first = p.first_point;
@@ -186,10 +187,11 @@ inline RankOutputs OutputsOfRank(const QuantileProblem& p, RunRange range,
         range.single ? 1
                      : p.Local(static_cast<uint64_t>(p.runs.ends[i])) - below;
     o.low_point = p.runs.point(i);
-    const uint64_t weight = p.measure.Weight(o.low_point);
+    const PrefixWeight at = p.measure.PrefixAndWeight(o.low_point);
+    const uint64_t weight = at.weight;
     o.low_size = (k - 1 - static_cast<uint64_t>(SubGapBound(c, k, c))) * weight;
     o.gap_first = o.low_point + 1;
-    prefix_low = p.measure.Prefix(o.low_point) + weight;
+    prefix_low = at.prefix + weight;
   }
   o.gap_mass = prefix_high - prefix_low;
   return o;
@@ -244,7 +246,8 @@ class RankEdges {
       if (c != 1)
         sub = static_cast<uint64_t>(SubGapBound(c, k_, r - below) + 1);
     }
-    return {p_->measure.Prefix(point), p_->measure.Weight(point) * sub};
+    const PrefixWeight at = p_->measure.PrefixAndWeight(point);
+    return {at.prefix, at.weight * sub};
   }
   Uint128 Span(RankEdge from, RankEdge to) const {
     return EdgeSpan(from, to, k_, k_shift_);

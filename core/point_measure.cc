@@ -228,6 +228,22 @@ int64_t PointMeasure::PointAt(int64_t from, int64_t to, uint64_t offset) const {
 int64_t PointMeasure::BasePointAt(int64_t from, int64_t to,
                                   uint64_t offset) const {
   if (uniform()) return from + static_cast<int64_t>(offset);
+  if (bins_ != nullptr) {
+    // Bin by bin, the bins counted rather than found by a division a piece.
+    int b = bins_->BinOf(from);
+    int64_t p = from;
+    while (p < to) {
+      const int64_t end = std::min(to, bins_->Edge(b + 1) - 1);
+      const uint64_t weight = bins_->Weight(b);
+      const uint64_t mass = (static_cast<uint64_t>(end - p) + 1) * weight;
+      if (offset < mass)
+        return p + static_cast<int64_t>(Quotient(offset, weight));
+      offset -= mass;
+      p = end + 1;
+      ++b;
+    }
+    return to;
+  }
   // Piece by piece: the weight is constant within a bin, or between shell
   // boundaries, so each piece is found, and skipped or entered, in O(1); a
   // gap crosses few of them.

@@ -34,6 +34,11 @@ constexpr int kMostBinWeightBits = 10;
 // The most bins (a fixed array: a grouped release builds one set of
 // weights a group, with no allocation).
 constexpr int kMostBins = 16;
+// A measure's mass before a point and the point's weight.
+struct PrefixWeight {
+  uint64_t prefix;
+  uint64_t weight;
+};
 class BinnedWeights {
  public:
   BinnedWeights() = default;
@@ -67,7 +72,16 @@ class BinnedWeights {
     return static_cast<int>(scaled / static_cast<uint64_t>(points_));
   }
   DPQ_HOT_INLINE uint64_t WeightOf(int64_t point) const {
-    return weights_[static_cast<size_t>(BinOf(point))];
+    return Weight(BinOf(point));
+  }
+  uint64_t Weight(int bin) const { return weights_[static_cast<size_t>(bin)]; }
+  // {Before(x), WeightOf(x)} for a point x of [0, points - 1].
+  DPQ_HOT_INLINE PrefixWeight BeforeAndWeight(int64_t x) const {
+    const int b = BinOf(x);
+    const uint64_t w = Weight(b);
+    return {before_[static_cast<size_t>(b)] +
+                static_cast<uint64_t>(x - Edge(b)) * w,
+            w};
   }
   // The mass of the points below x, for x in [0, points].
   uint64_t Before(int64_t x) const {
@@ -190,6 +204,14 @@ class PointMeasure {
     if (bins_ != nullptr) return bins_->Before(x);
     if (uniform()) return static_cast<uint64_t>(x - first_);
     return ShellsPrefix(x);
+  }
+  // {Prefix(x), Weight(x)} for a point x of [first, last]: binned weights
+  // find x's bin once for both (a division each, where the split form's
+  // edges ask for both at once).
+  DPQ_HOT_INLINE PrefixWeight PrefixAndWeight(int64_t x) const {
+    if (factor_ == nullptr && bins_ != nullptr)
+      return bins_->BeforeAndWeight(x);
+    return {Prefix(x), Weight(x)};
   }
   // The point p of [from, to] with Mass(from, p - 1) <= offset <
   // Mass(from, p), for offset < Mass(from, to): drawing offset uniformly

@@ -73,6 +73,24 @@ const mutants = [
     tests: 'OutputWalkTest.*:ExactExponentialTest.*Round*',
   },
   {
+    // Binned weights located bin by bin, counting the bins: a piece
+    // weighed by the bin before it lands the offset on a wrong point.
+    name: 'binned piece weight',
+    file: 'core/point_measure.cc',
+    from: 'const uint64_t weight = bins_->Weight(b);',
+    to: 'const uint64_t weight = bins_->Weight(b > 0 ? b - 1 : b);',
+    tests: 'PointMeasureTest.*',
+  },
+  {
+    // The edges' fused read of a point's mass before it and its weight:
+    // the weight of the bin after it.
+    name: 'fused edge weight',
+    file: 'core/point_measure.h',
+    from: 'const uint64_t w = Weight(b);',
+    to: 'const uint64_t w = Weight(b + 1 < bins_ ? b + 1 : b);',
+    tests: 'PointMeasureTest.*',
+  },
+  {
     // A digit comparison (the 2^-f trial, the discrete Laplace's
     // exp(-gamma) trials) reads U's digits up to the first that differs,
     // that one included; leaving it unread reuses a digit it decided on.

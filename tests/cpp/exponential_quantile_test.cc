@@ -74,6 +74,10 @@ void ExpectMeasureIs(const PointMeasure& m, int64_t first,
   for (uint64_t x : w) prefix.push_back(prefix.back() + x);
   for (int64_t p = first; p <= last; ++p) {
     ASSERT_EQ(m.Weight(p), w[p - first]) << points << " " << p;
+    // The edges' fused read gives both alike.
+    const PrefixWeight at = m.PrefixAndWeight(p);
+    ASSERT_EQ(at.prefix, m.Prefix(p)) << points << " " << p;
+    ASSERT_EQ(at.weight, w[p - first]) << points << " " << p;
   }
   for (int64_t a = first; a <= last; a += 1 + points / 13) {
     for (int64_t b = a - 1; b <= last; b += 1 + points / 11) {
@@ -260,6 +264,35 @@ TEST(PointMeasureTest, APointsBinIsTheLastWhoseEdgeIsAtOrBelowIt) {
         if (p < 0 || p >= points) continue;
         ASSERT_EQ(w.BinOf(p), definition(p))
             << points << " " << bins << " " << p;
+      }
+    }
+  }
+}
+
+TEST(PointMeasureTest, BinnedWeightsMatchTheirDefinition) {
+  // AQ's first look's measure: each point weighs its bin's weight, on
+  // stretches that start and end inside bins, across several bins (PointAt
+  // counts the bins it crosses), from fewer points than bins up.
+  std::array<uint64_t, kMostBins> f{};
+  for (size_t b = 0; b < f.size(); ++b) f[b] = 1 + (b * 7 + 3) % 11;
+  for (const int64_t points :
+       {int64_t{5}, int64_t{16}, int64_t{100}, int64_t{1000}, int64_t{4099}}) {
+    for (const int bins : {1, 3, 7, 16}) {
+      const BinnedWeights w(points, f.data(), bins);
+      for (const auto& [first, last] :
+           std::vector<std::pair<int64_t, int64_t>>{{0, points - 1},
+                                                    {points / 7, points / 2},
+                                                    {points / 3, points - 1}}) {
+        std::vector<uint64_t> weights;
+        for (int64_t p = first; p <= last; ++p) {
+          int bin = 0;
+          while (bin + 1 < bins &&
+                 BinnedWeights::EdgeOf(bin + 1, bins, points) <= p) {
+            ++bin;
+          }
+          weights.push_back(f[static_cast<size_t>(bin)]);
+        }
+        ExpectMeasureIs(PointMeasure::Binned(first, last, &w), first, weights);
       }
     }
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 
 namespace dpq {
 namespace {
@@ -510,6 +511,98 @@ bool DyadicTable::Thin(BitReader& bits, size_t i) const {
   const int64_t e = exponents_[i];
   return e >= unit_ ||
          BernoulliTwoToMinus(bits, static_cast<uint64_t>(unit_ - e));
+}
+
+void SizedTable::Finish(int headroom) {
+  prefix_.clear();
+  if (sizes_.empty()) return;
+  prefix_.reserve(sizes_.size());
+  // 2^top bounds every weight (size < 2^BitWidth(size)), so an entry is
+  // below 2^headroom units and the total below 2^62.
+  int64_t top = std::numeric_limits<int64_t>::min();
+  for (size_t i = 0; i < sizes_.size(); ++i) {
+    top = std::max(top, BitWidth(sizes_[i]) + exponents_[i]);
+  }
+  headroom = std::max(
+      1,
+      std::min(headroom, 62 - BitWidth(static_cast<uint64_t>(sizes_.size()))));
+  unit_ = top - headroom;
+  uint64_t total = 0;
+  for (size_t i = 0; i < sizes_.size(); ++i) {
+    const int64_t shift = exponents_[i] - unit_;
+    // Exact: size 2^shift < 2^headroom (so the size is below 2^64). Rounded
+    // up: ceil(size 2^shift) = floor((size - 1) 2^shift) + 1.
+    uint64_t units = 1;
+    if (shift >= 0) {
+      units = static_cast<uint64_t>(sizes_[i]) << shift;
+    } else if (shift > -128) {
+      units = static_cast<uint64_t>(
+                  ShiftRightWide(sizes_[i] - 1, static_cast<int>(-shift))) +
+              1;
+    }
+    total += units;
+    prefix_.push_back(total);
+  }
+}
+
+SizedTable::Drawn SizedTable::At(BitReader& bits, uint64_t v) const {
+  // The first entry whose prefix passes v (counted among a draw's few
+  // entries, one comparison each and no branch; else searched), and v's
+  // place u among its units.
+  size_t i = 0;
+  if (prefix_.size() <= 32) {
+    for (const uint64_t prefix : prefix_) i += prefix <= v ? 1 : 0;
+  } else {
+    i = static_cast<size_t>(
+        std::upper_bound(prefix_.begin(), prefix_.end(), v) - prefix_.begin());
+  }
+  const uint64_t u = i == 0 ? v : v - prefix_[i - 1];
+  const Uint128 size = sizes_[i];
+  const int64_t shift = exponents_[i] - unit_;
+  if (shift >= 0) return {i, u >> shift};  // 2^shift units an offset
+  // A unit spans 2^-shift offsets: u's, then the low digits, kept below
+  // the size. From 128 digits on u is 0 (one unit): the digits above the
+  // size's width must all be zero.
+  const uint64_t below = static_cast<uint64_t>(-shift);
+  Uint128 offset = 0;
+  if (below >= 128) {
+    const int width = BitWidth(size);
+    if (!BernoulliTwoToMinus(bits, below - static_cast<uint64_t>(width))) {
+      return {};
+    }
+    offset = UniformPowerOfTwoBits(bits, width);
+  } else {
+    // u 2^below < size < 2^128.
+    const auto s = static_cast<int>(below);
+    const Uint128 high = s < 64 ? ShiftLeftWide(u, s)
+                                : static_cast<Uint128>(u << (s - 64)) << 64;
+    offset = high | UniformPowerOfTwoBits(bits, s);
+  }
+  if (offset >= size) return {};
+  return {i, offset};
+}
+
+SizedTable::Drawn SizedTable::Draw(BitReader& bits) const {
+  const uint64_t total = prefix_.back();
+  const auto v =
+      static_cast<uint64_t>(UniformPowerOfTwoBits(bits, CeilLog2Of64(total)));
+  if (v >= total) return {};
+  return At(bits, v);
+}
+
+SizedTable::Drawn SizedTable::DrawWithin(BitReader& bits, int64_t cap) const {
+  // A uniform integer below 2^(cap - unit) (the caller's bound keeps the
+  // total below it), as DyadicTable::DrawWithin draws it.
+  const uint64_t total = prefix_.back();
+  const int width = 64 - __builtin_clzll(total);
+  const int64_t span = cap - unit_;
+  if (span > width &&
+      !BernoulliTwoToMinus(bits, static_cast<uint64_t>(span - width))) {
+    return {};
+  }
+  const auto v = static_cast<uint64_t>(UniformPowerOfTwoBits(bits, width));
+  if (v >= total) return {};
+  return At(bits, v);
 }
 
 double LogWeightDraw::ScratchBytes(double entries) {

@@ -198,6 +198,56 @@ class DyadicTable {
   int headroom_ = kDefaultHeadroom;
 };
 
+// Proposal weights size_i 2^e_i (size_i >= 1), each drawn with an offset
+// below its size: entry i and offset o with probability 2^e_i / C, C one
+// constant for all, else none. The weight is kept in units of
+// 2^(top - headroom) (2^top bounds every weight): exactly where a unit is
+// at most 2^e_i, else as ceil(size_i 2^e_i / unit) units, and an offset
+// drawn there has its low digits drawn apart and is rejected at or past
+// the size (which thins the rounding). So a band of a draw is proposed by
+// its size, not by its size rounded up to a power of two, and one uniform
+// names both the band and the output in it.
+class SizedTable {
+ public:
+  static constexpr size_t kNone = ~size_t{0};
+  struct Drawn {
+    size_t entry = kNone;
+    Uint128 offset = 0;
+  };
+
+  void Reset() {
+    sizes_.clear();
+    exponents_.clear();
+    prefix_.clear();
+  }
+  void Add(Uint128 size, int64_t exponent) {
+    sizes_.push_back(size);
+    exponents_.push_back(exponent);
+  }
+  // Builds the units; call after the last Add. A headroom (>= 1) past
+  // 62 - log2(entries) is lowered to it, so that every count of units stays
+  // in 64 bits (128-bit arithmetic is emulated in WebAssembly): past 2^19
+  // entries at the draws' headroom, and the draws' group bound holds up to
+  // 2^30 (exponential_quantile.cc), more than a heap holds. Any headroom
+  // is exact.
+  void Finish(int headroom);
+  size_t size() const { return sizes_.size(); }
+
+  // As above, or entry kNone (below 1/2).
+  Drawn Draw(BitReader& bits) const;
+  // Entry i and offset o with probability 2^(e_i - cap), else kNone: for a
+  // part whose weights, with their units' rounding, sum to at most 2^cap.
+  Drawn DrawWithin(BitReader& bits, int64_t cap) const;
+
+ private:
+  Drawn At(BitReader& bits, uint64_t v) const;
+
+  std::vector<Uint128> sizes_;
+  std::vector<int64_t> exponents_;
+  std::vector<uint64_t> prefix_;  // prefix_[i]: units of entries [0, i]
+  int64_t unit_ = 0;              // log2 of one unit
+};
+
 // True with probability 2^-count (count zero bits in a row).
 bool BernoulliTwoToMinus(BitReader& bits, uint64_t count);
 

@@ -93,8 +93,10 @@ struct Pool {
 
   std::vector<Entry> items;  // by table index (a group's slot unused)
   std::vector<Group> groups;
-  DyadicTable table;
-  int64_t top = kNoTop;  // the largest exponent in the table
+  SizedTable table;
+  // The largest dyadic bound (ceil(log2 size) - floor(y)) of an entry:
+  // what the walk's margins compare.
+  int64_t top = kNoTop;
 
   void Clear() {
     items.clear();
@@ -102,35 +104,40 @@ struct Pool {
     table.Reset();
     top = kNoTop;
   }
-  void Add(const Entry& entry, int64_t exponent) {
+  // An item of `size` outputs whose proposal is 2^-whole each, bounded by
+  // 2^exponent in all.
+  void Add(const Entry& entry, Uint128 size, int64_t whole, int64_t exponent) {
     items.push_back(entry);
-    table.Add(exponent);
+    table.Add(size, -whole);
     top = std::max(top, exponent);
   }
   void AddGroup(int64_t cap, const Walker& walker) {
     groups.push_back({cap, items.size(), walker, nullptr});
     items.emplace_back();
-    table.Add(cap);
+    table.Add(1, cap);
     top = std::max(top, cap);
   }
-  // An entry with probability proportional to its proposal weight (or, in
-  // a group's pool, to its weight over 2^cap); nullptr for the rest and for
-  // a thinned entry. A drawn group is listed by `expand` first.
+  // An item and an offset below its size, with probability proportional to
+  // its outputs' proposal (or, in a group's pool, to it over 2^cap);
+  // nullptr for the rest and for a thinned draw. A drawn group is listed
+  // by `expand` first.
   template <typename Expand>
   const Entry* Draw(BitReader& bits, bool capped, int64_t cap,
-                    const Expand& expand) {
+                    const Expand& expand, Uint128* offset) {
     if (table.size() == 0) return nullptr;
-    const size_t e = capped ? table.DrawWithin(bits, cap) : table.Draw(bits);
-    if (e == DyadicTable::kNone || !table.Thin(bits, e)) return nullptr;
+    const SizedTable::Drawn d =
+        capped ? table.DrawWithin(bits, cap) : table.Draw(bits);
+    if (d.entry == SizedTable::kNone) return nullptr;
     for (Group& group : groups) {
-      if (group.entry != e) continue;
+      if (group.entry != d.entry) continue;
       if (!group.pool) {
         group.pool = std::make_unique<Pool>();
         expand(group.walker, group.pool.get());
       }
-      return group.pool->Draw(bits, true, group.cap, expand);
+      return group.pool->Draw(bits, true, group.cap, expand, offset);
     }
-    return &items[e];
+    *offset = d.offset;
+    return &items[d.entry];
   }
 };
 
@@ -144,15 +151,18 @@ struct Pool {
 // ranks [low, high] (or lists nothing if the piece is empty) and moves on.
 // Every output of a piece has the floor(y) of the next rank, `whole`.
 //
-// Proof that a group's cap bounds its proposal weights (2^a, a = ceil(log2
-// size) - floor(y)): with S the size bound and y0 the next rank's exponent,
-// an item weighs 2^a < 2 size 2^-floor(y0), so the items sum to below
-// 2 S 2^-floor(y0). Listed when drawn, a group's pool holds some of those
-// items (summing to L >= 2^top) and at most one nested group, formed only
-// with cap + margin < top (margin >= 0), so at most 2^(top - 1) <= L / 2;
-// the table's rounding to units adds below 2^(top - headroom) <= L / 2
-// (headroom >= 1). The pool's total is below 2 L < 4 S 2^-floor(y0) <=
-// 2^(ceil(log2 S) + 2 - floor(y0)), within the cap.
+// Proof that a group's cap bounds its proposal weights (size 2^-floor(y)
+// an item, at most 2^a, a = ceil(log2 size) - floor(y)): with S the sizes left
+// and y0 the next rank's exponent, an item weighs at most size 2^-floor(y0), so
+// the items sum to at most S 2^-floor(y0). Listed when drawn, a group's pool
+// holds some of those items, summing to L > 2^(top - 1) (top: their
+// largest a; an item weighs above half its bound), and at most one nested
+// group, formed only with cap + margin < top (margin >= 0), so at most
+// 2^(top - 1) < L; the table's rounding to units adds below
+// 2^(top + 1 - headroom) <= 2^top < 2 L (SizedTable: a weight lies below
+// 2^(BitWidth(size) - floor(y)) <= 2^(top + 1); ListGroup adds log2 of the
+// entries to a headroom >= 1). The pool's total is below 4 L <=
+// 4 S 2^-floor(y0) <= 2^(ceil(log2 S) + 2 - floor(y0)), within the cap.
 constexpr int kGroupCapBits = 4;
 
 // 1 / (the rate M 2^-64 in bits per rank), rounded (for guesses only).
@@ -224,6 +234,11 @@ int64_t BandWidth(int64_t d, int exact_bits) {
   return d < exact_bits ? 1 : d - exact_bits + 2;
 }
 
+// An item's outputs' total size: its ranks' sub-points, or its points'
+// base mass.
+Uint128 OutputsOf(const RankBand& band) { return band.size; }
+Uint128 OutputsOf(const PointBand& band) { return band.mass; }
+
 template <typename Entry, typename Walker>
 void Walk(const DrawWeights& weights, const WalkSettings& settings,
           Pool<Entry, Walker>* pool, Walker walker) {
@@ -248,7 +263,7 @@ void Walk(const DrawWeights& weights, const WalkSettings& settings,
     // least floor(y) of its outputs (output_walk.h; its tests check it).
     walker.Next(near, BandWidth(near - first, settings.exact_bits),
                 [&](const Entry& entry, int64_t size_bits, uint64_t, uint64_t) {
-                  pool->Add(entry, size_bits - near);
+                  pool->Add(entry, OutputsOf(entry), near, size_bits - near);
                 });
   }
 }
@@ -294,13 +309,12 @@ namespace {
 
 // The atom-aware form's exact draw (exact_exponential.h): the run holding
 // the target's point alone, then bands of points outward
-// (SegmentBandWalker), then rounds. A drawn band's mass is an integer; a
-// uniform offset below 2^ceil(log2 mass) is kept with probability mass /
-// 2^ceil(log2 mass) and then falls on each point by its weight
-// (PointMeasure::PointAt); the point is then accepted with 2^-(y - W)
-// (AcceptBelow), W the band's least floor(y). So a round returns point v
-// with probability proportional to 2^(ceil(log2 mass) - W)
-// 2^-ceil(log2 mass) w(v) 2^-(y(v) - W) = w(v) 2^-y(v).
+// (SegmentBandWalker), then rounds. A band is proposed by its mass, an
+// integer, times 2^-W, W the band's least floor(y) (SizedTable): a round
+// draws a band and a uniform offset below its mass at once, which falls on
+// each point by its weight (PointMeasure::PointAt); the point is then
+// accepted with 2^-(y - W) (AcceptBelow). So a round returns point v with
+// probability proportional to 2^-W w(v) 2^-(y(v) - W) = w(v) 2^-y(v).
 class PointDraw {
  public:
   PointDraw(const QuantileProblem& problem, double epsilon,
@@ -326,7 +340,7 @@ class PointDraw {
                      : p.Local(static_cast<uint64_t>(p.runs.ends[run])) - below;
     const uint64_t mass = p.measure.Weight(point);
     const int64_t whole = weights_.Whole(below, below + records);
-    top_.Add(PointBand{point, point, mass, whole, run, run + 1},
+    top_.Add(PointBand{point, point, mass, whole, run, run + 1}, mass, whole,
              CeilLog2Of64(mass) - whole);
     Walk(weights_, settings_, &top_,
          PointBands(weights_, p, range, true, run + 1, point + 1));
@@ -338,14 +352,15 @@ class PointDraw {
   // One round, reading `bits`: true with *out set when the proposal is
   // accepted.
   bool Round(BitReader& bits, SplitPoint* out) {
-    const PointBand* band =
-        top_.Draw(bits, false, 0, [&](const PointBands& w, PointPool* pool) {
+    Uint128 drawn = 0;
+    const PointBand* band = top_.Draw(
+        bits, false, 0,
+        [&](const PointBands& w, PointPool* pool) {
           ListGroup(weights_, settings_, w, pool);
-        });
+        },
+        &drawn);
     if (band == nullptr) return false;
-    const auto offset = static_cast<uint64_t>(
-        UniformPowerOfTwoBits(bits, CeilLog2Of64(band->mass)));
-    if (offset >= band->mass) return false;
+    const auto offset = static_cast<uint64_t>(drawn);  // below the mass
     const QuantileProblem& p = weights_.problem();
     const int64_t point =
         band->first == band->last
@@ -377,14 +392,13 @@ class PointDraw {
 };
 
 // The split form's exact draw: the ranks near the target listed in bands
-// (BandWalker), then rounds. A drawn band's size is an integer; a uniform
-// offset below 2^ceil(log2 size) is kept with probability size /
-// 2^ceil(log2 size) and then falls on each output by its weight, which
-// names the output's rank (by the ranks' edges) and its point
-// (RankOutputs::Locate); the output is then accepted with 2^-(y - W)
-// (AcceptBelow), W the band's least floor(y). So a round returns output o
-// with probability proportional to 2^(ceil(log2 size) - W)
-// 2^-ceil(log2 size) w(o) 2^-(y(o) - W) = w(o) 2^-y(o).
+// (BandWalker), then rounds. A band is proposed by its size, an integer,
+// times 2^-W, W the band's least floor(y) (SizedTable): a round draws a
+// band and a uniform offset below its size at once, which falls on each
+// output by its weight and names the output's rank (by the ranks' edges)
+// and its point (RankOutputs::Locate); the output is then accepted with
+// 2^-(y - W) (AcceptBelow). So a round returns output o with probability
+// proportional to 2^-W w(o) 2^-(y(o) - W) = w(o) 2^-y(o).
 class SplitDraw {
  public:
   SplitDraw(const QuantileProblem& problem, double epsilon, uint64_t sub_points,
@@ -408,13 +422,14 @@ class SplitDraw {
   }
 
   bool Round(BitReader& bits, SplitPoint* out) {
-    const RankBand* band =
-        top_.Draw(bits, false, 0, [&](const Bands& w, RankPool* pool) {
+    Uint128 offset = 0;
+    const RankBand* band = top_.Draw(
+        bits, false, 0,
+        [&](const Bands& w, RankPool* pool) {
           ListGroup(weights_, settings_, w, pool);
-        });
+        },
+        &offset);
     if (band == nullptr) return false;
-    const Uint128 offset = UniformPowerOfTwoBits(bits, CeilLog2(band->size));
-    if (offset >= band->size) return false;
     // The band's rank whose outputs hold the offset: the last with its
     // edge at or before it. Searched from where the offset's share of the
     // band points (the ranks' sizes are alike more often than not: two or

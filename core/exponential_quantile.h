@@ -66,9 +66,11 @@
 // Sampling is exact (exact_exponential.h): no floating-point number decides
 // anything (where a band ends is guessed in floating point, and any end is
 // exact: BandReach in output_walk.h); an item's size is its outputs' total
-// integer base mass, and a drawn band returns a point with probability its
-// weight over the band's mass (a uniform integer below the mass, located by
-// PointMeasure::PointAt or the ranks' edges). Items are bands: outputs whose
+// integer base mass, its proposal that size times 2^-W (W its least
+// floor(y)), and a drawn band returns a point with probability its weight
+// over the band's mass (the table's uniform names the band and an integer
+// below its mass at once, located by PointMeasure::PointAt or the ranks'
+// edges). Items are bands: outputs whose
 // weight exponent y has one whole part floor(y) near the target, and past
 // kExactBandBits bits a whole part in a range of 2, 4, 8, ... (output_walk.h).
 // The atom-aware form's are stretches of grid points (gaps and occupied
@@ -113,12 +115,13 @@ constexpr int kTargetFractionBits = 20;
 // private; a large one lets a cut fall between any two records of an atom
 // up to 2^32 records. Not privacy-relevant.
 constexpr uint64_t kSplitSubPoints = uint64_t{1} << 32;
-// The draws' table headroom (DyadicTable, exact_exponential.h): items more
-// than 2^24 below the largest are rounded up to one unit of 2^(top - 24)
-// and thinned. Any headroom is exact; a draw has at most a few hundred
-// items, so the rounding adds below 2^-16 of the total (a round rejected
-// that much more often), and the table's uniform fits one 32-bit read
-// instead of 64 bits and more. Not privacy-relevant.
+// The draws' table headroom (SizedTable, exact_exponential.h): an item is
+// kept in units of 2^(top - 24), rounded up where a unit is more than one
+// output's proposal, and an offset there is thinned. Any headroom is
+// exact; a draw has at most a few hundred items, so the rounding adds
+// below 2^-16 of the total (a round rejected that much more often), and
+// the table's uniform fits one 32-bit read instead of 64 bits and more.
+// Not privacy-relevant.
 constexpr int kDrawHeadroom = 24;
 // A draw lists the outputs whose floor(y) lies within this many bits of
 // the nearest one's (on each side of the target) one band per bit, then
@@ -222,7 +225,7 @@ class ExponentialQuantileSampler {
   // node has more of them than that. Tests lower it to exercise the groups.
   // Not privacy-relevant.
   void set_tail_margin_bits(int bits) { tail_margin_bits_ = bits; }
-  // DyadicTable's headroom (exact_exponential.h); tests lower it to exercise
+  // SizedTable's headroom (exact_exponential.h); tests lower it to exercise
   // the thinning. Not privacy-relevant.
   void set_headroom(int bits) { headroom_ = bits; }
   // The bits of floor(y) next to the target listed one band each before

@@ -370,7 +370,7 @@ uint64_t BandReach(const Weights& w, uint64_t a, uint64_t limit, int64_t end,
 // Walks the split form's ranks outward from one in bands (RankBand): the
 // ranks next to each other whose floor(y) lies in [whole, whole + width)
 // (width 1: they share it) as the guess has them (BandReach), so a band's
-// proposal 2^(ceil(log2 size) - whole) covers each output's weight and an
+// proposal, size 2^-whole, covers each output's weight and an
 // output's acceptance is 2^-(y - whole), while a draw lists about one item
 // per `width` bits of weight instead of one per rank. Weights gives
 // Whole(low, high) (floor(y) of the nearest of ranks [low, high]),

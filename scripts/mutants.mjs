@@ -73,6 +73,25 @@ const mutants = [
     tests: 'OutputWalkTest.*:ExactExponentialTest.*Round*',
   },
   {
+    // A band proposed by its size: where a unit spans several offsets its
+    // units are rounded up; rounded down, the band's last offsets are
+    // never drawn (and a small band not at all).
+    name: 'sized units',
+    file: 'core/exact_exponential.cc',
+    from: 'units = ((sizes_[i] - 1) >> -shift) + 1;',
+    to: 'units = sizes_[i] >> -shift;',
+    tests: 'ExactExponentialTest.*',
+  },
+  {
+    // ... and an offset there takes the unit's low digits drawn apart:
+    // without them only the unit's first offset is drawn.
+    name: 'sized offset digits',
+    file: 'core/exact_exponential.cc',
+    from: "offset = high | UniformPowerOfTwoBits(bits, s);",
+    to: "offset = high;",
+    tests: 'ExactExponentialTest.*',
+  },
+  {
     // Binned weights located bin by bin, counting the bins: a piece
     // weighed by the bin before it lands the offset on a wrong point.
     name: 'binned piece weight',

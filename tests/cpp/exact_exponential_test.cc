@@ -284,6 +284,57 @@ TEST(ExactExponentialTest, DyadicTableDrawsEachEntryByItsWeight) {
   check(within, std::ldexp(1.0, -8));
 }
 
+TEST(ExactExponentialTest, SizedTableDrawsEachOutputByItsWeight) {
+  // Entries of size s and exponent e: each of an entry's s offsets comes
+  // with probability 2^e / C, one C for all. With headroom 4 the top entry
+  // spans 2^4 units; the others are kept exactly (a unit at most 2^e) or
+  // rounded up, their offsets' low digits drawn apart and thinned.
+  const std::vector<std::pair<uint64_t, int64_t>> entries = {
+      {5, 3}, {3, 2}, {1, 4}, {7, 0}, {6, -1}, {2, -3}, {9, -6}, {1, -9}};
+  SizedTable table;
+  for (const auto& [size, exponent] : entries) table.Add(size, exponent);
+  table.Finish(4);
+  auto outcome = [](const SizedTable::Drawn& d) -> int64_t {
+    if (d.entry == SizedTable::kNone) return -1;
+    return static_cast<int64_t>(d.entry) * 100 + static_cast<int64_t>(d.offset);
+  };
+  auto check = [&](const Enumeration& e, double scale) {
+    if (!kSanitized) EXPECT_LT(e.unresolved, 1e-5);
+    for (const auto& [key, mass] : e.mass) {
+      if (key < 0) continue;
+      const auto i = static_cast<size_t>(key / 100);
+      ASSERT_LT(i, entries.size()) << key;
+      ASSERT_LT(static_cast<uint64_t>(key % 100), entries[i].first) << key;
+    }
+    for (size_t i = 0; i < entries.size(); ++i) {
+      for (uint64_t o = 0; o < entries[i].first; ++o) {
+        const int64_t key = static_cast<int64_t>(i * 100 + o);
+        const double got = e.mass.count(key) ? e.mass.at(key) : 0;
+        const double want =
+            std::ldexp(scale, static_cast<int>(entries[i].second));
+        EXPECT_LE(got, want + 1e-15) << i << " " << o;
+        EXPECT_GE(got + e.unresolved, want - 1e-15) << i << " " << o;
+      }
+    }
+  };
+  // Draw: 2^e / (2^ceil(log2 units) 2^unit), unit = top - 4 = 2^(6 - 4)
+  // (the top weight 5 2^3 < 2^6).
+  double units = 0;
+  for (const auto& [size, exponent] : entries) {
+    const double exact =
+        static_cast<double>(size) * std::ldexp(1.0, exponent - 2);
+    units += std::ceil(exact);
+  }
+  check(
+      Enumerate([&](BitReader& bits) { return outcome(table.Draw(bits)); }, 28),
+      1.0 / (std::exp2(std::ceil(std::log2(units))) * 4));
+  // DrawWithin a cap of 2^9: 2^(e - 9).
+  check(Enumerate(
+            [&](BitReader& bits) { return outcome(table.DrawWithin(bits, 9)); },
+            28),
+        std::ldexp(1.0, -9));
+}
+
 // The trials start from a two-limb bracket of gamma computed in 128-bit
 // words; it equals the general limb arithmetic's, limb for limb, at the
 // ends of the range, at powers of two and at 20,000 random fractions.

@@ -517,27 +517,27 @@ void SizedTable::Finish(int headroom) {
   prefix_.clear();
   if (sizes_.empty()) return;
   prefix_.reserve(sizes_.size());
-  // 2^top bounds every weight (size < 2^BitWidth(size)), so an entry is
-  // below 2^headroom units and the total below 2^62.
-  int64_t top = std::numeric_limits<int64_t>::min();
-  for (size_t i = 0; i < sizes_.size(); ++i) {
-    top = std::max(top, BitWidth(sizes_[i]) + exponents_[i]);
-  }
+  // An entry is at most 2^headroom units (size <= 2^ceil(log2 size)), so
+  // the total stays below 2^62.
   headroom = std::max(
       1,
-      std::min(headroom, 62 - BitWidth(static_cast<uint64_t>(sizes_.size()))));
-  unit_ = top - headroom;
+      std::min(headroom, 61 - BitWidth(static_cast<uint64_t>(sizes_.size()))));
+  unit_ = top_ - headroom;
   uint64_t total = 0;
   for (size_t i = 0; i < sizes_.size(); ++i) {
     const int64_t shift = exponents_[i] - unit_;
-    // Exact: size 2^shift < 2^headroom (so the size is below 2^64). Rounded
-    // up: ceil(size 2^shift) = floor((size - 1) 2^shift) + 1.
+    const Uint128 size = sizes_[i];
+    // Exact: size 2^shift <= 2^headroom (so the size is below 2^64).
+    // Rounded up: ceil(size 2^shift) = floor((size - 1) 2^shift) + 1, in
+    // 64 bits where the size fits them.
     uint64_t units = 1;
     if (shift >= 0) {
-      units = static_cast<uint64_t>(sizes_[i]) << shift;
+      units = static_cast<uint64_t>(size) << shift;
+    } else if (shift > -64 && (size >> 64) == 0) {
+      units = ((static_cast<uint64_t>(size) - 1) >> -shift) + 1;
     } else if (shift > -128) {
       units = static_cast<uint64_t>(
-                  ShiftRightWide(sizes_[i] - 1, static_cast<int>(-shift))) +
+                  ShiftRightWide(size - 1, static_cast<int>(-shift))) +
               1;
     }
     total += units;

@@ -38,8 +38,10 @@
 #ifndef DPQ_CORE_EXACT_EXPONENTIAL_H_
 #define DPQ_CORE_EXACT_EXPONENTIAL_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -219,14 +221,18 @@ class SizedTable {
     sizes_.clear();
     exponents_.clear();
     prefix_.clear();
+    top_ = std::numeric_limits<int64_t>::min();
   }
-  void Add(Uint128 size, int64_t exponent) {
+  // `size_bits`: ceil(log2 size), which the caller has.
+  void Add(Uint128 size, int64_t exponent, int64_t size_bits) {
     sizes_.push_back(size);
     exponents_.push_back(exponent);
+    top_ = std::max(top_, size_bits + exponent);
   }
-  // Builds the units; call after the last Add. A headroom (>= 1) past
-  // 62 - log2(entries) is lowered to it, so that every count of units stays
-  // in 64 bits (128-bit arithmetic is emulated in WebAssembly): past 2^19
+  // Builds the units, of 2^(top - headroom) with 2^top the largest bound
+  // 2^(ceil(log2 size) + e); call after the last Add. A headroom (>= 1)
+  // past 61 - log2(entries) is lowered to it, so that every count of units
+  // stays in 64 bits (128-bit arithmetic is emulated in WebAssembly): past 2^19
   // entries at the draws' headroom, and the draws' group bound holds up to
   // 2^30 (exponential_quantile.cc), more than a heap holds. Any headroom
   // is exact.
@@ -245,7 +251,8 @@ class SizedTable {
   std::vector<Uint128> sizes_;
   std::vector<int64_t> exponents_;
   std::vector<uint64_t> prefix_;  // prefix_[i]: units of entries [0, i]
-  int64_t unit_ = 0;              // log2 of one unit
+  int64_t top_ = std::numeric_limits<int64_t>::min();  // 2^top_ >= weights
+  int64_t unit_ = 0;                                   // log2 of one unit
 };
 
 // True with probability 2^-count (count zero bits in a row).

@@ -108,13 +108,13 @@ struct Pool {
   // 2^exponent in all.
   void Add(const Entry& entry, Uint128 size, int64_t whole, int64_t exponent) {
     items.push_back(entry);
-    table.Add(size, -whole);
+    table.Add(size, -whole, exponent + whole);
     top = std::max(top, exponent);
   }
   void AddGroup(int64_t cap, const Walker& walker) {
     groups.push_back({cap, items.size(), walker, nullptr});
     items.emplace_back();
-    table.Add(1, cap);
+    table.Add(1, cap, 0);
     top = std::max(top, cap);
   }
   // An item and an offset below its size, with probability proportional to
@@ -152,17 +152,17 @@ struct Pool {
 // Every output of a piece has the floor(y) of the next rank, `whole`.
 //
 // Proof that a group's cap bounds its proposal weights (size 2^-floor(y)
-// an item, at most 2^a, a = ceil(log2 size) - floor(y)): with S the sizes left
-// and y0 the next rank's exponent, an item weighs at most size 2^-floor(y0), so
-// the items sum to at most S 2^-floor(y0). Listed when drawn, a group's pool
-// holds some of those items, summing to L > 2^(top - 1) (top: their
-// largest a; an item weighs above half its bound), and at most one nested
-// group, formed only with cap + margin < top (margin >= 0), so at most
-// 2^(top - 1) < L; the table's rounding to units adds below
-// 2^(top + 1 - headroom) <= 2^top < 2 L (SizedTable: a weight lies below
-// 2^(BitWidth(size) - floor(y)) <= 2^(top + 1); ListGroup adds log2 of the
-// entries to a headroom >= 1). The pool's total is below 4 L <=
-// 4 S 2^-floor(y0) <= 2^(ceil(log2 S) + 2 - floor(y0)), within the cap.
+// an item, at most 2^a, a = ceil(log2 size) - floor(y)): with S the sizes
+// left and y0 the next rank's exponent, an item weighs at most
+// size 2^-floor(y0), so the items sum to at most S 2^-floor(y0). Listed
+// when drawn, a group's pool holds some of those items, summing to
+// L > 2^(top - 1) (top: their largest a; an item weighs above half its
+// bound), and at most one nested group, formed only with cap + margin <
+// top (margin >= 0), so at most 2^(top - 1) < L; the table's rounding adds
+// below one unit an entry, 2^(top - headroom) <= 2^(top - 1) < L in all
+// (SizedTable's units are 2^(top - headroom), and ListGroup adds log2 of
+// the entries to a headroom >= 1). The pool's total is below 3 L <=
+// 3 S 2^-floor(y0) < 2^(ceil(log2 S) + 2 - floor(y0)), within the cap.
 constexpr int kGroupCapBits = 4;
 
 // 1 / (the rate M 2^-64 in bits per rank), rounded (for guesses only).

@@ -157,20 +157,6 @@ PointMeasure PointMeasure::Binned(int64_t first, int64_t last,
   return m;
 }
 
-int64_t PointMeasure::PieceEnd(int64_t p) const {
-  if (bins_ != nullptr) return bins_->Edge(bins_->BinOf(p) + 1) - 1;
-  // The last point of p's shell from the first end (shells 0..shift_ are
-  // one piece), and of its shell from the last end.
-  const int k_first =
-      std::max(BitWidth(static_cast<uint64_t>(p - first_) + 1) - 1, shift_);
-  const int64_t first_end = first_ + (int64_t{2} << k_first) - 2;
-  const int k_last =
-      std::max(BitWidth(static_cast<uint64_t>(last_ - p) + 1) - 1, 0);
-  const int64_t last_end =
-      k_last <= shift_ ? last_ : last_ - (int64_t{1} << k_last) + 1;
-  return std::min(first_end, last_end);
-}
-
 PointMeasure PointMeasure::WithFactor(const BinnedWeights* factor,
                                       FactorTable* table) const {
   PointMeasure m = *this;
@@ -244,14 +230,25 @@ int64_t PointMeasure::BasePointAt(int64_t from, int64_t to,
     }
     return to;
   }
-  // Piece by piece: the weight is constant within a bin, or between shell
-  // boundaries, so each piece is found, and skipped or entered, in O(1); a
-  // gap crosses few of them.
+  // Shell piece by shell piece: the weight is constant between shell
+  // boundaries from either end (shells 0..shift_ are one piece), so each
+  // piece is skipped or entered in O(1), and the next one's shells follow
+  // from this one's without a search; a gap crosses few of them.
   int64_t p = from;
+  int k_first =
+      std::max(BitWidth(static_cast<uint64_t>(p - first_) + 1) - 1, shift_);
+  int k_last = BitWidth(static_cast<uint64_t>(last_ - p) + 1) - 1;
+  uint64_t w_first =
+      first_weight_ * ShellWeightAt(k_first, first_reach_, first_drop_);
+  uint64_t w_last =
+      last_weight_ * ShellWeightAt(k_last, last_reach_, last_drop_);
   while (p < to) {
-    const int64_t end = std::min(to, PieceEnd(p));
-    const uint64_t weight =
-        bins_ != nullptr ? bins_->WeightOf(p) : ShellsWeight(p);
+    // The last points of p's shell from the first end and from the last.
+    const int64_t first_end = first_ + (int64_t{2} << k_first) - 2;
+    const int64_t last_end =
+        k_last <= shift_ ? last_ : last_ - (int64_t{1} << k_last) + 1;
+    const int64_t end = std::min(to, std::min(first_end, last_end));
+    const uint64_t weight = flat_ + w_first + w_last;
     // The piece's mass is below 2^64 (every mass is); comparing with it
     // divides only in the piece that holds the offset.
     const uint64_t mass = (static_cast<uint64_t>(end - p) + 1) * weight;
@@ -259,6 +256,15 @@ int64_t PointMeasure::BasePointAt(int64_t from, int64_t to,
       return p + static_cast<int64_t>(Quotient(offset, weight));
     offset -= mass;
     p = end + 1;
+    if (end == first_end) {
+      ++k_first;
+      w_first =
+          first_weight_ * ShellWeightAt(k_first, first_reach_, first_drop_);
+    }
+    if (end == last_end) {
+      --k_last;
+      w_last = last_weight_ * ShellWeightAt(k_last, last_reach_, last_drop_);
+    }
   }
   return to;
 }

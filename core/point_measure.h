@@ -237,14 +237,16 @@ class PointMeasure {
   }
   // PointAt without the factor (shells, bins or uniform).
   int64_t BasePointAt(int64_t from, int64_t to, uint64_t offset) const;
-  // The last point of the piece of constant weight that holds p: its bin,
-  // or its shell from either end.
-  int64_t PieceEnd(int64_t p) const;
   // e(d) for an end with reach `reach`, and the mass of that end's first
   // `cells` points.
   DPQ_HOT_INLINE uint64_t ShellWeight(int64_t distance, int reach,
                                       int drop) const {
-    const int k = BitWidth(static_cast<uint64_t>(distance) + 1) - 1;
+    return ShellWeightAt(BitWidth(static_cast<uint64_t>(distance) + 1) - 1,
+                         reach, drop);
+  }
+  // e(d) for the points of shell k (any k <= shift_ alike: a reach starts
+  // past shift_).
+  DPQ_HOT_INLINE uint64_t ShellWeightAt(int k, int reach, int drop) const {
     const int exponent =
         top_ - (k > shift_ ? k - shift_ : 0) -
         (reach >= 0 && k > reach ? kReachDecayBits * (k - reach) : 0) - drop;

@@ -92,6 +92,15 @@ const mutants = [
     tests: 'ExactExponentialTest.*',
   },
   {
+    // Shell pieces followed from one to the next: a piece past a boundary
+    // from the last end weighed as the shell before it.
+    name: 'shell piece step',
+    file: 'core/point_measure.cc',
+    from: 'w_last = last_weight_ * ShellWeightAt(k_last, last_reach_, last_drop_);',
+    to: 'w_last = last_weight_ * ShellWeightAt(k_last + 1, last_reach_, last_drop_);',
+    tests: 'PointMeasureTest.*',
+  },
+  {
     // Binned weights located bin by bin, counting the bins: a piece
     // weighed by the bin before it lands the offset on a wrong point.
     name: 'binned piece weight',

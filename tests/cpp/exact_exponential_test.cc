@@ -292,7 +292,9 @@ TEST(ExactExponentialTest, SizedTableDrawsEachOutputByItsWeight) {
   const std::vector<std::pair<uint64_t, int64_t>> entries = {
       {5, 3}, {3, 2}, {1, 4}, {7, 0}, {6, -1}, {2, -3}, {9, -6}, {1, -9}};
   SizedTable table;
-  for (const auto& [size, exponent] : entries) table.Add(size, exponent);
+  for (const auto& [size, exponent] : entries) {
+    table.Add(size, exponent, CeilLog2(static_cast<Uint128>(size)));
+  }
   table.Finish(4);
   auto outcome = [](const SizedTable::Drawn& d) -> int64_t {
     if (d.entry == SizedTable::kNone) return -1;
@@ -318,7 +320,7 @@ TEST(ExactExponentialTest, SizedTableDrawsEachOutputByItsWeight) {
     }
   };
   // Draw: 2^e / (2^ceil(log2 units) 2^unit), unit = top - 4 = 2^(6 - 4)
-  // (the top weight 5 2^3 < 2^6).
+  // (the largest bound 2^(ceil(log2 5) + 3)).
   double units = 0;
   for (const auto& [size, exponent] : entries) {
     const double exact =

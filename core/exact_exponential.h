@@ -224,7 +224,7 @@ class SizedTable {
     top_ = std::numeric_limits<int64_t>::min();
   }
   // `size_bits`: ceil(log2 size), which the caller has.
-  void Add(Uint128 size, int64_t exponent, int64_t size_bits) {
+  DPQ_HOT_INLINE void Add(Uint128 size, int64_t exponent, int64_t size_bits) {
     sizes_.push_back(size);
     exponents_.push_back(exponent);
     top_ = std::max(top_, size_bits + exponent);

@@ -106,7 +106,8 @@ struct Pool {
   }
   // An item of `size` outputs whose proposal is 2^-whole each, bounded by
   // 2^exponent in all.
-  void Add(const Entry& entry, Uint128 size, int64_t whole, int64_t exponent) {
+  DPQ_HOT_INLINE void Add(const Entry& entry, Uint128 size, int64_t whole,
+                          int64_t exponent) {
     items.push_back(entry);
     table.Add(size, -whole, exponent + whole);
     top = std::max(top, exponent);

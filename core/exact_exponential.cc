@@ -443,6 +443,23 @@ int TwoToMinusDigitsForTest(Uint128 fraction, int limbs,
   return TwoToMinusCertainDigits(fraction, static_cast<size_t>(limbs), words);
 }
 
+namespace {
+
+// The tables' DrawWithin: a uniform integer below 2^span (the caller's
+// proof keeps the total, of `width` bits, below it) whose high bits must
+// be zero, read as span - width zero bits (false if one is not), then its
+// low `width` bits into *v.
+bool UniformWithinCap(BitReader& bits, int64_t span, int width, Uint128* v) {
+  if (span > width &&
+      !BernoulliTwoToMinus(bits, static_cast<uint64_t>(span - width))) {
+    return false;
+  }
+  *v = UniformPowerOfTwoBits(bits, width);
+  return true;
+}
+
+}  // namespace
+
 void DyadicTable::Reset(int headroom) {
   exponents_.clear();
   prefix_.clear();
@@ -492,18 +509,12 @@ size_t DyadicTable::Draw(BitReader& bits) const {
 }
 
 size_t DyadicTable::DrawWithin(BitReader& bits, int64_t cap) const {
-  // A uniform integer below 2^(cap - unit) (the caller's proof keeps the
-  // total below it): its high bits must be zero, its low `width` bits below
-  // the total.
+  // A uniform integer below 2^(cap - unit), kept below the total.
   const Uint128 total = prefix_.back();
-  const int width = BitWidth(total);
-  const int64_t span = cap - unit_;
-  if (span > width &&
-      !BernoulliTwoToMinus(bits, static_cast<uint64_t>(span - width))) {
+  Uint128 v = 0;
+  if (!UniformWithinCap(bits, cap - unit_, BitWidth(total), &v) || v >= total) {
     return kNone;
   }
-  const Uint128 v = UniformPowerOfTwoBits(bits, width);
-  if (v >= total) return kNone;
   return EntryAt(v);
 }
 
@@ -591,18 +602,14 @@ SizedTable::Drawn SizedTable::Draw(BitReader& bits) const {
 }
 
 SizedTable::Drawn SizedTable::DrawWithin(BitReader& bits, int64_t cap) const {
-  // A uniform integer below 2^(cap - unit) (the caller's bound keeps the
-  // total below it), as DyadicTable::DrawWithin draws it.
+  // A uniform integer below 2^(cap - unit), kept below the total.
   const uint64_t total = prefix_.back();
-  const int width = 64 - __builtin_clzll(total);
-  const int64_t span = cap - unit_;
-  if (span > width &&
-      !BernoulliTwoToMinus(bits, static_cast<uint64_t>(span - width))) {
+  Uint128 v = 0;
+  if (!UniformWithinCap(bits, cap - unit_, 64 - __builtin_clzll(total), &v) ||
+      v >= total) {
     return {};
   }
-  const auto v = static_cast<uint64_t>(UniformPowerOfTwoBits(bits, width));
-  if (v >= total) return {};
-  return At(bits, v);
+  return At(bits, static_cast<uint64_t>(v));
 }
 
 double LogWeightDraw::ScratchBytes(double entries) {

@@ -217,11 +217,14 @@ class SizedTable {
     Uint128 offset = 0;
   };
 
+  // top() before any Add.
+  static constexpr int64_t kNoTop = std::numeric_limits<int64_t>::min();
+
   void Reset() {
     sizes_.clear();
     exponents_.clear();
     prefix_.clear();
-    top_ = std::numeric_limits<int64_t>::min();
+    top_ = kNoTop;
   }
   // `size_bits`: ceil(log2 size), which the caller has.
   DPQ_HOT_INLINE void Add(Uint128 size, int64_t exponent, int64_t size_bits) {
@@ -238,6 +241,8 @@ class SizedTable {
   // is exact.
   void Finish(int headroom);
   size_t size() const { return sizes_.size(); }
+  // The largest bound's exponent, ceil(log2 size) + e.
+  int64_t top() const { return top_; }
 
   // As above, or entry kNone (below 1/2).
   Drawn Draw(BitReader& bits) const;
@@ -251,8 +256,8 @@ class SizedTable {
   std::vector<Uint128> sizes_;
   std::vector<int64_t> exponents_;
   std::vector<uint64_t> prefix_;  // prefix_[i]: units of entries [0, i]
-  int64_t top_ = std::numeric_limits<int64_t>::min();  // 2^top_ >= weights
-  int64_t unit_ = 0;                                   // log2 of one unit
+  int64_t top_ = kNoTop;          // 2^top_ >= every weight
+  int64_t unit_ = 0;              // log2 of one unit
 };
 
 // True with probability 2^-count (count zero bits in a row).

@@ -89,34 +89,31 @@ struct Pool {
     Walker walker;
     std::unique_ptr<Pool> pool;
   };
-  static constexpr int64_t kNoTop = std::numeric_limits<int64_t>::min();
+  static constexpr int64_t kNoTop = SizedTable::kNoTop;
 
   std::vector<Entry> items;  // by table index (a group's slot unused)
   std::vector<Group> groups;
   SizedTable table;
-  // The largest dyadic bound (ceil(log2 size) - floor(y)) of an entry:
-  // what the walk's margins compare.
-  int64_t top = kNoTop;
 
   void Clear() {
     items.clear();
     groups.clear();
     table.Reset();
-    top = kNoTop;
   }
-  // An item of `size` outputs whose proposal is 2^-whole each, bounded by
-  // 2^exponent in all.
+  // The largest dyadic bound (ceil(log2 size) - floor(y)) of an entry:
+  // what the walk's margins compare.
+  int64_t top() const { return table.top(); }
+  // An item of `size` outputs whose proposal is 2^-whole each
+  // (`size_bits`: ceil(log2 size)).
   DPQ_HOT_INLINE void Add(const Entry& entry, Uint128 size, int64_t whole,
-                          int64_t exponent) {
+                          int64_t size_bits) {
     items.push_back(entry);
-    table.Add(size, -whole, exponent + whole);
-    top = std::max(top, exponent);
+    table.Add(size, -whole, size_bits);
   }
   void AddGroup(int64_t cap, const Walker& walker) {
     groups.push_back({cap, items.size(), walker, nullptr});
     items.emplace_back();
     table.Add(1, cap, 0);
-    top = std::max(top, cap);
   }
   // An item and an offset below its size, with probability proportional to
   // its outputs' proposal (or, in a group's pool, to it over 2^cap);
@@ -251,10 +248,10 @@ void Walk(const DrawWeights& weights, const WalkSettings& settings,
   while (!walker.done()) {
     const uint64_t rank = walker.next_rank();
     const int64_t near = weights.Whole(rank, rank);
-    if (pool->top != Pool<Entry, Walker>::kNoTop &&
-        most_bits - near + margin < pool->top) {
+    const int64_t top = pool->top();
+    if (top != Pool<Entry, Walker>::kNoTop && most_bits - near + margin < top) {
       const int64_t cap = walker.SizeBitsLeft() + kGroupCapBits - near;
-      if (cap + margin < pool->top) {
+      if (cap + margin < top) {
         pool->AddGroup(cap, walker);
         return;
       }
@@ -264,7 +261,7 @@ void Walk(const DrawWeights& weights, const WalkSettings& settings,
     // least floor(y) of its outputs (output_walk.h; its tests check it).
     walker.Next(near, BandWidth(near - first, settings.exact_bits),
                 [&](const Entry& entry, int64_t size_bits, uint64_t, uint64_t) {
-                  pool->Add(entry, OutputsOf(entry), near, size_bits - near);
+                  pool->Add(entry, OutputsOf(entry), near, size_bits);
                 });
   }
 }
@@ -342,7 +339,7 @@ class PointDraw {
     const uint64_t mass = p.measure.Weight(point);
     const int64_t whole = weights_.Whole(below, below + records);
     top_.Add(PointBand{point, point, mass, whole, run, run + 1}, mass, whole,
-             CeilLog2Of64(mass) - whole);
+             CeilLog2Of64(mass));
     Walk(weights_, settings_, &top_,
          PointBands(weights_, p, range, true, run + 1, point + 1));
     Walk(weights_, settings_, &top_,

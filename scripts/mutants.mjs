@@ -5,6 +5,9 @@
 // build per mutant), so not part of npm test.
 //
 //   node scripts/mutants.mjs [--keep] [NAME ...]   (names: a subset to run)
+//   node scripts/mutants.mjs --check   (only that every mutant's text occurs
+//                                       once: npm test runs it, so a change
+//                                       that moves a text is caught there)
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -78,8 +81,8 @@ const mutants = [
     // never drawn (and a small band not at all).
     name: 'sized units',
     file: 'core/exact_exponential.cc',
-    from: 'units = ((sizes_[i] - 1) >> -shift) + 1;',
-    to: 'units = sizes_[i] >> -shift;',
+    from: 'units = ((static_cast<uint64_t>(size) - 1) >> -shift) + 1;',
+    to: 'units = static_cast<uint64_t>(size) >> -shift;',
     tests: 'ExactExponentialTest.*',
   },
   {
@@ -672,6 +675,15 @@ const keep = args.includes('--keep');
 const wanted = args.filter((a) => !a.startsWith('--'));
 const chosen = wanted.length === 0 ? mutants : mutants.filter((m) => wanted.some((w) => m.name.includes(w)));
 const chosenTs = wanted.length === 0 ? tsMutants : tsMutants.filter((m) => wanted.some((w) => m.name.includes(w)));
+
+if (args.includes('--check')) {
+  const stale = [...chosen, ...chosenTs].filter(
+    (m) => readFileSync(join(root, m.file), 'utf8').split(m.from).length !== 2,
+  );
+  for (const m of stale) console.error(`${m.name}: its text does not occur exactly once in ${m.file}`);
+  console.log(`${chosen.length + chosenTs.length - stale.length} of ${chosen.length + chosenTs.length} mutant texts occur once`);
+  process.exit(stale.length === 0 ? 0 : 1);
+}
 
 // A scratch copy of what the native core tests build from; its build
 // directory is reused between mutants (incremental builds).
